@@ -1,0 +1,268 @@
+"""Capture audio from one or more sources as 16 kHz mono float32.
+
+Usage::
+
+    cap = Capture([source], sd=sounddevice)   # sources from captionist.audio.devices
+    cap.start()                                 # opens every device at its native rate
+    pcm = cap.read(timeout=0.1)                 # consumer thread: 16 kHz mono, or None
+    cap.levels()                                # {source id: dBFS}, any thread
+    cap.stop()                                  # closes devices; queued audio stays readable
+    while (pcm := cap.read(0)) is not None: ... # drain what was already captured
+
+Threads: the PortAudio callback only copies the block into a bounded queue (overruns are counted,
+never waited on). Everything else - downmix, soxr resampling, mixing, levels, silence tracking and
+device-loss recovery - happens in ``read`` on the one consumer thread (the inference worker).
+``start``/``stop`` belong to the controlling thread; ``levels``/``silent_seconds`` may be read from
+any thread.
+
+Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_callback``) the source
+is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
+``reconnect_interval_s``; an event says when it is back.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import soxr
+from captionist.audio.devices import Source
+from captionist.audio.mixer import Mixer
+
+SAMPLE_RATE = 16000
+SILENCE_DBFS = -55.0
+Resolver = Callable[[Source], "Source | None"]
+
+
+class CaptureError(RuntimeError):
+    """A device could not be opened; the message names it and says why."""
+
+
+def rms_dbfs(pcm: np.ndarray) -> float:
+    if pcm.size == 0:
+        return -math.inf
+    rms = float(np.sqrt(np.mean(np.square(pcm, dtype=np.float64))))
+    return 20.0 * math.log10(rms) if rms > 1e-9 else -math.inf
+
+
+class SourceStream:
+    """One open device: its callback, its bounded block queue and its resampler."""
+
+    def __init__(self, source: Source, sd: Any, queue_seconds: float, block_ms: int) -> None:
+        self.source = source
+        self._sd = sd
+        self._block_ms = block_ms
+        self._queue: queue.Queue[np.ndarray] = queue.Queue(
+            maxsize=max(4, int(queue_seconds * 1000 / block_ms))
+        )
+        self._stream: Any = None
+        self._stopping = False
+        self.ended = threading.Event()
+        self.overruns = 0
+        self.channels = max(1, min(2, source.channels))
+        self.rate = int(source.samplerate) or SAMPLE_RATE
+        self._resampler = self._new_resampler()
+
+    def _new_resampler(self) -> soxr.ResampleStream | None:
+        return (
+            None
+            if self.rate == SAMPLE_RATE
+            else soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32")
+        )
+
+    def _callback(self, indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
+        # Audio thread: copy into the bounded queue and return. Nothing else here.
+        try:
+            self._queue.put_nowait(indata.copy())
+        except queue.Full:
+            self.overruns += 1
+
+    def _finished(self) -> None:
+        if not self._stopping:
+            self.ended.set()
+
+    def open(self) -> None:
+        saved = {k: os.environ.get(k) for k in self.source.env}
+        os.environ.update(self.source.env)
+        try:
+            self._stream = self._sd.InputStream(
+                device=self.source.open_device,
+                samplerate=self.rate,
+                channels=self.channels,
+                dtype="float32",
+                blocksize=max(1, self.rate * self._block_ms // 1000),
+                callback=self._callback,
+                finished_callback=self._finished,
+            )
+            self._stream.start()
+        except Exception as exc:  # PortAudioError and friends: report, keep the app alive
+            self._stream = None
+            raise CaptureError(f"cannot open {self.source.name!r}: {exc}") from exc
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        self.ended.clear()
+
+    def close(self) -> None:
+        self._stopping = True
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.stop()
+                stream.close()
+            except Exception:  # a vanished device may fail to close; nothing left to do
+                pass
+
+    def drain(self, final: bool = False) -> np.ndarray:
+        """Queued blocks -> 16 kHz mono float32 (consumer thread)."""
+        blocks = []
+        while True:
+            try:
+                blocks.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        pcm = np.concatenate(blocks) if blocks else np.zeros((0, self.channels), np.float32)
+        mono = pcm.mean(axis=1, dtype=np.float32) if pcm.ndim == 2 else pcm.astype(np.float32)
+        if self._resampler is None:
+            return mono
+        if mono.size == 0 and not final:
+            return mono
+        return self._resampler.resample_chunk(mono, last=final)
+
+    def pending(self) -> bool:
+        return not self._queue.empty()
+
+
+class Capture:
+    def __init__(
+        self,
+        sources: list[Source],
+        sd: Any,
+        *,
+        resolver: Resolver | None = None,
+        queue_seconds: float = 30.0,
+        block_ms: int = 20,
+        reconnect_interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not sources:
+            raise ValueError("Capture needs at least one source")
+        self._sd = sd
+        self._resolver = resolver
+        self._queue_seconds, self._block_ms = queue_seconds, block_ms
+        self._streams = [SourceStream(s, sd, queue_seconds, block_ms) for s in sources]
+        self._mixer = Mixer([s.id for s in sources])
+        self._levels: dict[str, float] = {s.id: -math.inf for s in sources}
+        self._silent_samples: dict[str, int] = {s.id: 0 for s in sources}
+        self._lost: dict[str, float] = {}  # source id -> next reconnect time
+        self._events: deque[str] = deque(maxlen=100)
+        self._reconnect_s, self._clock = reconnect_interval_s, clock
+        self._running = False
+        self._flushed = False
+        self._idle = threading.Event()
+
+    @property
+    def sources(self) -> list[Source]:
+        return [s.source for s in self._streams]
+
+    def start(self) -> None:
+        """Open every device; on failure close what was opened and raise ``CaptureError``."""
+        opened: list[SourceStream] = []
+        try:
+            for st in self._streams:
+                st.open()
+                opened.append(st)
+        except CaptureError:
+            for st in opened:
+                st.close()
+            raise
+        self._running = True
+
+    def stop(self) -> None:
+        """Close the devices. Audio already queued is still returned by ``read``."""
+        self._running = False
+        for st in self._streams:
+            st.close()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def levels(self) -> dict[str, float]:
+        return dict(self._levels)
+
+    def silent_seconds(self, source_id: str) -> float:
+        return self._silent_samples.get(source_id, 0) / SAMPLE_RATE
+
+    def overruns(self) -> int:
+        return sum(st.overruns for st in self._streams)
+
+    def poll_events(self) -> list[str]:
+        """Messages about lost / recovered devices since the last call."""
+        out = []
+        while self._events:
+            out.append(self._events.popleft())
+        return out
+
+    def _check_devices(self) -> None:
+        now = self._clock()
+        for i, st in enumerate(self._streams):
+            sid = st.source.id
+            if st.ended.is_set() and sid not in self._lost:
+                st.close()
+                self._lost[sid] = now + self._reconnect_s
+                self._events.append(
+                    f"audio source {st.source.name!r} disappeared; waiting for it to come back"
+                )
+            elif sid in self._lost and now >= self._lost[sid]:
+                self._lost[sid] = now + self._reconnect_s
+                found = self._resolver(st.source) if self._resolver else st.source
+                if found is None:
+                    continue
+                fresh = SourceStream(found, self._sd, self._queue_seconds, self._block_ms)
+                try:
+                    fresh.open()
+                except CaptureError:
+                    continue
+                fresh.source = st.source  # keep the id the mixer knows
+                self._streams[i] = fresh
+                del self._lost[sid]
+                self._events.append(f"audio source {st.source.name!r} is back")
+
+    def read(self, timeout: float = 0.0) -> np.ndarray | None:
+        """Return newly captured 16 kHz mono audio, or None if nothing came within ``timeout``.
+
+        After ``stop`` this returns what was queued, then the resampler tails, then None for good.
+        """
+        if self._running:
+            self._check_devices()
+        deadline = time.monotonic() + timeout
+        while self._running and not any(st.pending() for st in self._streams):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._idle.wait(min(0.01, left))  # short poll; the audio callback never signals
+        final = not self._running and not self._flushed
+        if final:
+            self._flushed = True
+        for st in self._streams:
+            pcm = st.drain(final=final)
+            if pcm.size:
+                sid = st.source.id
+                self._levels[sid] = rms_dbfs(pcm)
+                self._silent_samples[sid] = (
+                    self._silent_samples[sid] + pcm.size if self._levels[sid] < SILENCE_DBFS else 0
+                )
+            self._mixer.push(st.source.id, pcm)
+        out = self._mixer.pull(final=final or not self._running)
+        return out if out.size else None

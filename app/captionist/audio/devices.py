@@ -1,0 +1,204 @@
+"""Audio sources: input devices plus the OS's loopback / monitor sources.
+
+Usage::
+
+    from captionist.audio.devices import list_sources, find_source, format_device_list
+    for src in list_sources():
+        print(src.id, src.name, src.kind)
+    src = find_source("pulse")          # id, or case-insensitive name substring
+    print(format_device_list())
+
+Ids: a PortAudio device is its index as a string (``"3"``); a PulseAudio/PipeWire source reached
+through the ALSA ``pulse`` plugin is ``"pulse:<source name>"`` and opens the ``pulse`` PortAudio
+device with ``PULSE_SOURCE`` set. On Windows, WASAPI loopback devices (``[Loopback]`` in the name)
+are listed as ``loopback``. macOS exposes no system audio without a virtual device; see
+``system_audio_note``.
+
+The sounddevice module is injected (``sd=``) so tests run without PortAudio; when it is not given
+it is imported lazily and a missing PortAudio becomes ``AudioUnavailable`` with a clear message.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PactlRunner = Callable[[], "str | None"]
+
+
+class AudioUnavailable(RuntimeError):
+    """No audio system could be used; the message says why."""
+
+
+class DeviceNotFound(LookupError):
+    """No source matches the id or name the user gave."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One selectable audio source."""
+
+    id: str
+    name: str
+    kind: str  # "input" | "monitor" | "loopback"
+    hostapi: str
+    channels: int
+    samplerate: float
+    is_default: bool = False
+    open_device: int | str | None = None  # what sounddevice opens
+    env: dict[str, str] = field(default_factory=dict)  # environment set while opening
+
+    def label(self) -> str:
+        tag = {"monitor": " (system audio)", "loopback": " (system audio)"}.get(self.kind, "")
+        return f"{self.name}{tag}"
+
+
+def import_sounddevice() -> Any:
+    """Import sounddevice, turning a missing PortAudio into ``AudioUnavailable``."""
+    try:
+        import sounddevice
+    except OSError as exc:
+        raise AudioUnavailable(
+            f"audio is unavailable: {exc} (install PortAudio, e.g. libportaudio2)"
+        ) from exc
+    return sounddevice
+
+
+def _run_pactl() -> str | None:
+    exe = shutil.which("pactl")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "list", "short", "sources"], capture_output=True, text=True, timeout=3)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _pulse_sources(listing: str, pulse_device: int, rate: float) -> list[Source]:
+    sources = []
+    for line in listing.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 2 or not parts[1]:
+            continue
+        name = parts[1]
+        monitor = name.endswith(".monitor")
+        pretty = f"Monitor of {name[: -len('.monitor')]}" if monitor else name
+        sources.append(
+            Source(
+                id=f"pulse:{name}",
+                name=pretty,
+                kind="monitor" if monitor else "input",
+                hostapi="PulseAudio",
+                channels=2,
+                samplerate=rate,
+                open_device=pulse_device,
+                env={"PULSE_SOURCE": name},
+            )
+        )
+    return sources
+
+
+def list_sources(
+    sd: Any = None, pactl: PactlRunner | None = _run_pactl, platform: str = sys.platform
+) -> list[Source]:
+    """All capture sources: PortAudio inputs, then PulseAudio sources where available."""
+    sd = sd or import_sounddevice()
+    hostapis = [h["name"] for h in sd.query_hostapis()]
+    try:
+        default_in = int(sd.default.device[0])
+    except (TypeError, ValueError, IndexError):
+        default_in = -1
+    result: list[Source] = []
+    pulse_index: int | None = None
+    for dev in sd.query_devices():
+        if dev["max_input_channels"] <= 0:
+            continue
+        index, name = int(dev["index"]), str(dev["name"])
+        hostapi = hostapis[dev["hostapi"]] if 0 <= dev["hostapi"] < len(hostapis) else "?"
+        if name == "pulse" and pulse_index is None:
+            pulse_index = index
+        loopback = platform == "win32" and "[loopback]" in name.lower()
+        monitor = name.lower().startswith("monitor of ") or name.endswith(".monitor")
+        kind = "loopback" if loopback else "monitor" if monitor else "input"
+        result.append(
+            Source(
+                id=str(index),
+                name=name,
+                kind=kind,
+                hostapi=hostapi,
+                channels=int(dev["max_input_channels"]),
+                samplerate=float(dev["default_samplerate"]),
+                is_default=index == default_in,
+                open_device=index,
+            )
+        )
+    if platform.startswith("linux") and pulse_index is not None and pactl is not None:
+        listing = pactl()
+        if listing:
+            rate = next(s.samplerate for s in result if s.open_device == pulse_index)
+            result.extend(_pulse_sources(listing, pulse_index, rate))
+    return result
+
+
+def find_source(query: str | None, sources: list[Source]) -> Source:
+    """Resolve an id, or a case-insensitive name substring; None means the default input.
+
+    Raises ``DeviceNotFound`` with a one-line message (listing candidates when ambiguous).
+    """
+    if not sources:
+        raise DeviceNotFound("no audio input devices found")
+    if query is None or query == "":
+        for s in sources:
+            if s.is_default:
+                return s
+        return sources[0]
+    for s in sources:
+        if s.id == query:
+            return s
+    needle = query.lower()
+    matches = [s for s in sources if needle in s.name.lower() or needle in s.id.lower()]
+    if not matches:
+        raise DeviceNotFound(f"no audio source matches {query!r}; run `captionist devices` to list them")
+    exact = [s for s in matches if s.name.lower() == needle]
+    if exact:
+        return exact[0]
+    return matches[0]
+
+
+def system_audio_note(platform: str = sys.platform) -> str | None:
+    """A sentence for the UI about capturing the computer's own audio on this OS, if needed."""
+    if platform == "darwin":
+        return (
+            "macOS does not expose system audio directly: install a virtual device such as "
+            "BlackHole and select it (or an aggregate device that includes it)."
+        )
+    if platform.startswith("linux"):
+        return "System audio appears as 'Monitor of …' sources (PulseAudio/PipeWire)."
+    if platform == "win32":
+        return "System audio appears as '[Loopback]' sources (WASAPI)."
+    return None
+
+
+def format_device_list(
+    sd: Any = None, pactl: PactlRunner | None = _run_pactl, platform: str = sys.platform
+) -> str:
+    """The text `captionist devices` prints: one source per line with its id."""
+    sources = list_sources(sd, pactl, platform)
+    if not sources:
+        return "no audio input devices found"
+    width = max(len(s.id) for s in sources)
+    lines = []
+    for s in sources:
+        mark = "*" if s.is_default else " "
+        lines.append(
+            f"{mark} {s.id:>{width}}  {s.label()}  [{s.hostapi}, {s.channels} ch, {s.samplerate:g} Hz]"
+        )
+    note = system_audio_note(platform)
+    if note:
+        lines.append(f"# {note}")
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""Where Captionist keeps its files.
+
+Usage::
+
+    from captionist import paths
+    paths.settings_file()          # <config dir>/settings.json
+    paths.models_dir()             # <data dir>/models
+    paths.default_transcript_dir() # ~/Documents/Captionist
+
+Every location comes from platformdirs. ``CAPTIONIST_HOME`` (an absolute folder) overrides the
+config and data dirs, which tests and portable installs use; it is read on every call.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "Captionist"
+HOME_ENV = "CAPTIONIST_HOME"
+
+
+def _home_override() -> Path | None:
+    value = os.environ.get(HOME_ENV)
+    return Path(value) if value else None
+
+
+def config_dir() -> Path:
+    """Folder for settings (created on demand by writers, not here)."""
+    home = _home_override()
+    return home / "config" if home else Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def data_dir() -> Path:
+    """Folder for downloaded and converted models."""
+    home = _home_override()
+    return home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def settings_file() -> Path:
+    return config_dir() / "settings.json"
+
+
+def models_dir() -> Path:
+    return data_dir() / "models"
+
+
+def download_cache_dir() -> Path:
+    """Where checkpoint downloads land before conversion (kept for resume)."""
+    return data_dir() / "downloads"
+
+
+def default_transcript_dir() -> Path:
+    """A ``Captionist`` folder in the user's documents directory."""
+    home = _home_override()
+    if home:
+        return home / "transcripts"
+    return Path(platformdirs.user_documents_dir()) / APP_NAME
+
+
+def bundled_demo_model() -> Path:
+    """Location of the small demo model shipped inside the package (may not exist)."""
+    return Path(__file__).resolve().parent / "models_data" / "demo.gguf"

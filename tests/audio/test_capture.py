@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+from captionist.audio.capture import Capture, CaptureError, rms_dbfs
+from captionist.audio.devices import Source
+from captionist.audio.mixer import Mixer
+
+from tests.conftest import speech_like
+from tests.fakes.fake_sounddevice import FakeSoundDevice
+
+
+def _source(sd: FakeSoundDevice, index: int) -> Source:
+    d = sd.devices[index]
+    return Source(
+        id=str(index),
+        name=d.name,
+        kind="input",
+        hostapi="ALSA",
+        channels=d.channels,
+        samplerate=d.rate,
+        open_device=index,
+    )
+
+
+def _drain(cap: Capture) -> np.ndarray:
+    out = []
+    while (pcm := cap.read(0)) is not None:
+        out.append(pcm)
+    return np.concatenate(out) if out else np.zeros(0, np.float32)
+
+
+def test_wav_replayed_through_callback_is_resampled_to_16k_mono(
+    fake_sd: FakeSoundDevice, wav_48k: Path
+) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("USB Mic", rate=rate, channels=2, audio=audio)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd)
+    cap.start()
+    stream = fake_sd.streams[-1]
+    assert stream.samplerate == 48000 and stream.channels == 2 and stream.blocksize == 960
+    assert stream.done.wait(5)
+    cap.stop()
+    pcm = _drain(cap)
+    assert pcm.dtype == np.float32
+    assert abs(pcm.size - len(audio) // 3) <= 2
+    # The tone survives resampling: compare loudness of the voiced and silent parts.
+    assert rms_dbfs(pcm[1600:6400]) == pytest.approx(rms_dbfs(audio[:24000, 0]), abs=0.5)
+    assert rms_dbfs(pcm[9600:14400]) < -80
+    assert cap.read(0) is None
+
+
+def test_levels_and_silence_tracking(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd)
+    cap.start()
+    stream = fake_sd.streams[-1]
+    stream.done.wait(5)
+    stream.push(speech_like(16000, [(0.2, True)], amp=0.1))
+    assert cap.read(0) is not None
+    assert cap.levels()["0"] == pytest.approx(20 * math.log10(0.1 / math.sqrt(2)), abs=0.3)
+    assert cap.silent_seconds("0") == 0
+    for _ in range(3):
+        stream.push(np.zeros(16000, np.float32))
+        cap.read(0)
+    assert cap.silent_seconds("0") == pytest.approx(3.0)
+    assert cap.levels()["0"] == -math.inf
+    cap.stop()
+
+
+def test_bounded_queue_counts_overruns_instead_of_growing(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, queue_seconds=0.1, block_ms=20)  # 5 blocks
+    cap.start()
+    stream = fake_sd.streams[-1]
+    for _ in range(8):
+        stream.push(np.full(320, 0.1, np.float32))
+    assert cap.overruns() == 3
+    assert cap.read(0).size == 5 * 320
+    cap.stop()
+
+
+def test_open_failure_is_a_clear_error(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=44100)
+    src = Source(
+        id="0", name="Mic", kind="input", hostapi="ALSA", channels=1, samplerate=48000, open_device=0
+    )
+    with pytest.raises(CaptureError, match="cannot open 'Mic': Invalid sample rate"):
+        Capture([src], sd=fake_sd).start()
+
+
+def test_pulse_source_env_is_set_only_while_opening(fake_sd: FakeSoundDevice, monkeypatch) -> None:
+    monkeypatch.delenv("PULSE_SOURCE", raising=False)
+    fake_sd.add_device("pulse", rate=44100, channels=2)
+    src = Source(
+        id="pulse:null.monitor",
+        name="Monitor of null",
+        kind="monitor",
+        hostapi="PulseAudio",
+        channels=2,
+        samplerate=44100,
+        open_device=0,
+        env={"PULSE_SOURCE": "null.monitor"},
+    )
+    cap = Capture([src], sd=fake_sd)
+    cap.start()
+    assert fake_sd.streams[-1].env_at_open == {"PULSE_SOURCE": "null.monitor"}
+    import os
+
+    assert "PULSE_SOURCE" not in os.environ
+    cap.stop()
+
+
+def test_device_loss_and_recovery(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("USB Mic", rate=16000, channels=1)
+    now = [0.0]
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, reconnect_interval_s=1.0, clock=lambda: now[0])
+    cap.start()
+    fake_sd.disconnect("USB Mic")
+    cap.read(0)
+    assert cap.poll_events() == ["audio source 'USB Mic' disappeared; waiting for it to come back"]
+    now[0] = 1.5
+    cap.read(0)  # still gone: reopen fails quietly
+    assert cap.poll_events() == []
+    fake_sd.reconnect("USB Mic")
+    now[0] = 3.0
+    cap.read(0)
+    assert cap.poll_events() == ["audio source 'USB Mic' is back"]
+    fake_sd.streams[-1].push(np.full(1600, 0.2, np.float32))
+    assert cap.read(0).size == 1600
+    cap.stop()
+
+
+def test_mic_and_system_audio_are_mixed(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    fake_sd.add_device("Monitor of speakers", rate=16000, channels=2)
+    cap = Capture([_source(fake_sd, 0), _source(fake_sd, 1)], sd=fake_sd)
+    cap.start()
+    mic, system = fake_sd.streams[-2], fake_sd.streams[-1]
+    mic.push(np.full(1600, 0.25, np.float32))
+    assert cap.read(0) is None  # waits for the other source (within the skew limit)
+    system.push(np.full((800, 2), 0.5, np.float32))
+    out = cap.read(0)
+    assert out.size == 800 and np.allclose(out, 0.75)
+    cap.stop()
+    tail = _drain(cap)
+    assert tail.size == 800 and np.allclose(tail, 0.25)
+
+
+def test_mixer_does_not_wait_on_a_stalled_source() -> None:
+    m = Mixer(["a", "b"], max_skew_ms=100)
+    m.push("a", np.full(1000, 0.9, np.float32))
+    assert m.pull().size == 0
+    m.push("a", np.full(1000, 0.9, np.float32))
+    out = m.pull()
+    assert out.size == 2000 and np.allclose(out, 0.9)
+    m.push("a", np.full(10, 0.8, np.float32))
+    m.push("b", np.full(10, 0.8, np.float32))
+    assert np.allclose(m.pull(), 1.0)  # clipped

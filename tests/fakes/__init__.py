@@ -1,0 +1,1 @@
+"""Test doubles for the engine and the sounddevice module."""
