@@ -1,0 +1,105 @@
+"""``captionist convert | quantize | live | devices``: thin wrappers over the package's modules.
+
+Each command imports its implementation on first use, so a missing optional part gives a clear
+one-line error instead of breaking the whole CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from captionist.cli_errors import CliError, import_attr
+from captionist.cli_transcribe import BACKENDS
+
+OUTTYPES = ("f32", "f16", "bf16")
+QUANT_TYPES = ("Q8_0", "Q5_K", "Q4_K", "Q4_K_M", "Q5_K_M", "Q6_K", "F16")
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "convert",
+        help="convert a Voxtral Realtime checkpoint to GGUF",
+        description="Convert a Hugging Face or Mistral Voxtral Realtime checkpoint folder to a GGUF model.",
+    )
+    p.add_argument("src", type=Path, metavar="SRC", help="checkpoint folder")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.gguf", help="GGUF file to write")
+    p.add_argument("--outtype", choices=OUTTYPES, default="f16", help="weight type (default: f16)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("quantize", help="quantize a GGUF model", description="Quantize a GGUF model.")
+    p.add_argument("src", type=Path, metavar="IN.gguf")
+    p.add_argument("dst", type=Path, metavar="OUT.gguf")
+    p.add_argument("type", type=str.upper, choices=QUANT_TYPES, metavar="TYPE", help=", ".join(QUANT_TYPES))
+    p.set_defaults(func=cmd_quantize)
+
+    p = sub.add_parser(
+        "live",
+        help="caption an audio device in the terminal",
+        description="Live captions from an input device, printed to the terminal (no GUI).",
+    )
+    p.add_argument("--model", help="model file (.gguf); default: the downloaded default model")
+    p.add_argument("--device", help="input device name or index (see 'captionist devices')")
+    p.add_argument("--delay-ms", type=int, help="transcription delay: 80..1200 in steps of 80, or 2400")
+    p.add_argument("-o", "--output", type=Path, help="also write the transcript here (e.g. transcript.srt)")
+    p.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl+C)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
+    p.set_defaults(func=cmd_live)
+
+    p = sub.add_parser("devices", help="list audio input devices", description="List audio input devices.")
+    p.set_defaults(func=cmd_devices)
+
+
+def _require_file(path: Path, what: str) -> None:
+    if not path.exists():
+        raise CliError(f"{what} not found: {path}")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    convert_checkpoint = import_attr("captionist.convert", "convert_checkpoint", "checkpoint conversion")
+    conversion_error = import_attr("captionist.convert", "ConversionError", "checkpoint conversion")
+    _require_file(args.src, "checkpoint")
+    try:
+        convert_checkpoint(args.src, args.output, args.outtype, progress=True)
+    except (conversion_error, OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_quantize(args: argparse.Namespace) -> int:
+    from captionist import engine
+
+    quantize = import_attr("captionist.engine", "quantize", "quantization")
+    _require_file(args.src, "model file")
+    if args.src.resolve() == args.dst.resolve():
+        raise CliError("OUT.gguf must differ from IN.gguf")
+    try:
+        quantize(str(args.src), str(args.dst), args.type)
+    except (engine.EngineError, OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {args.dst} ({args.type})")
+    return 0
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    if args.duration is not None and args.duration <= 0:
+        raise CliError(f"--duration must be > 0 seconds; got {args.duration}")
+    run_live = import_attr("captionist.pipeline.headless", "run_live", "live captioning")
+    return int(
+        run_live(
+            model=args.model,
+            device=args.device,
+            delay_ms=args.delay_ms,
+            output=args.output,
+            duration=args.duration,
+            backend=args.backend,
+        )
+    )
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    format_device_list = import_attr("captionist.audio.devices", "format_device_list", "device listing")
+    print(format_device_list())
+    return 0

@@ -1,0 +1,30 @@
+"""The ``Caption`` value shared by segmentation, rendering, parsing and the session writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Caption:
+    """One subtitle cue.
+
+    ``start_ms``/``end_ms`` are audio times in milliseconds from the start of the recording
+    (``end_ms > start_ms``). ``text`` is UTF-8 text whose lines are separated by ``"\\n"``; it has
+    no leading/trailing whitespace and no empty lines.
+    """
+
+    start_ms: int
+    end_ms: int
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.start_ms < 0 or self.end_ms < self.start_ms:
+            raise ValueError(
+                f"caption times must satisfy 0 <= start <= end; got {self.start_ms}..{self.end_ms}"
+            )
+
+    @property
+    def one_line(self) -> str:
+        """The text with its line breaks replaced by single spaces."""
+        return " ".join(self.text.split("\n"))

@@ -1,0 +1,249 @@
+"""``SessionWriter``: the crash-safe transcript file of one live session.
+
+On-disk layout, in the session folder (``stem`` = the start time, ``2026-11-29 09-30-00``; a
+`` (2)``, `` (3)`` ... suffix is added if that name is taken)::
+
+    <stem>.<fmt>            the human transcript (srt, vtt, txt, md or json)
+    <stem>.journal.jsonl    the token journal (see ``captionist.transcript.journal``)
+
+Write order per ``add_tokens`` call: committed text tokens go to the journal first (one write +
+``fsync``), so a ``kill -9`` at any moment loses nothing the app has shown. Each caption that is
+finished (see ``segment.split_finished``) is then appended to the human file (``json`` is
+rewritten atomically instead, since it cannot be appended to). ``close`` rewrites the human file
+atomically from all captions (temp file, ``fsync``, ``os.replace``) and marks the journal ended.
+After a crash the human file lacks at most the caption that was still open; ``recover`` (or
+``export``) rebuilds it, in any format, from the journal. The journal is kept after ``close``.
+
+Write failures (full disk, read-only or missing folder) raise ``TranscriptWriteError``, an
+``OSError`` with a one-line message. Tokens whose journal write failed stay buffered and are
+written with the next successful call; a human file that failed is rewritten whole next time.
+
+A ``SessionWriter`` is owned by one thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from captionist.engine import Token
+from captionist.transcript.caption import Caption
+from captionist.transcript.journal import (
+    JOURNAL_SUFFIX,
+    JournalWriter,
+    TranscriptWriteError,
+    fsync_dir,
+    read_journal,
+    seal_journal,
+)
+from captionist.transcript.parse import parse
+from captionist.transcript.render import (
+    check_format,
+    render,
+    render_fragment,
+    render_header,
+)
+from captionist.transcript.segment import caption_of, group_tokens, segment_tokens, split_finished
+
+STEM_FORMAT = "%Y-%m-%d %H-%M-%S"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that readers see either the old or the new file, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise TranscriptWriteError(path, exc) from exc
+    fsync_dir(path.parent)
+
+
+def _append_durable(path: Path, text: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise TranscriptWriteError(path, exc) from exc
+
+
+def _free_stem(folder: Path, stem: str, fmt: str) -> str:
+    candidate, n = stem, 1
+    while (folder / f"{candidate}.{fmt}").exists() or (folder / f"{candidate}{JOURNAL_SUFFIX}").exists():
+        n += 1
+        candidate = f"{stem} ({n})"
+    return candidate
+
+
+class SessionWriter:
+    """Writes one live session's transcript as tokens are committed (see the module docstring)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        fmt: str,
+        *,
+        started: datetime | None = None,
+        timestamps: bool = True,
+        meta: dict | None = None,
+        max_chars: int = 42,
+        max_lines: int = 2,
+        pause_ms: int = 800,
+    ) -> None:
+        self.fmt = check_format(fmt)
+        self.started = started or datetime.now()
+        self.timestamps = timestamps
+        self._seg = {"max_chars": max_chars, "max_lines": max_lines, "pause_ms": pause_ms}
+        self.meta: dict[str, Any] = {"started": self.started.isoformat(timespec="seconds"), **(meta or {})}
+        folder = Path(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TranscriptWriteError(folder, exc) from exc
+        stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
+        self.path = folder / f"{stem}.{self.fmt}"
+        self.journal_path = folder / f"{stem}{JOURNAL_SUFFIX}"
+        header = {"started": self.meta["started"], "fmt": self.fmt, "timestamps": timestamps, **self._seg}
+        self._journal = JournalWriter(self.journal_path, {**header, "meta": self.meta})
+        self._captions: list[Caption] = []
+        self._pending: list[Token] = []
+        self._clock_ms = 0
+        self._human_dirty = True  # the human file must be (re)written whole
+        self._closed = False
+        self._sync_human([])
+
+    @property
+    def captions(self) -> list[Caption]:
+        """Finished captions so far (the open one is not included)."""
+        return list(self._captions)
+
+    def add_tokens(self, tokens: Sequence[Token]) -> None:
+        """Record the tokens one stream update committed; durable when this returns.
+
+        Raises ``TranscriptWriteError`` if the journal cannot be written; the tokens stay
+        buffered and go out with the next call that succeeds.
+        """
+        if self._closed:
+            raise ValueError("this transcript session is already closed")
+        text = [t for t in tokens if not t.is_control and t.piece]
+        for t in tokens:
+            self._clock_ms = max(self._clock_ms, t.time_ms)
+        self._pending.extend(text)
+        if text or self._journal.pending_bytes:
+            self._journal.append_tokens(text)
+        groups, self._pending = split_finished(self._pending, self._clock_ms, **self._seg)
+        new = [caption_of(g, max_chars=self._seg["max_chars"]) for g in groups]
+        if new:
+            self._sync_human(new)
+
+    def _sync_human(self, new: list[Caption]) -> None:
+        first_index = len(self._captions) + 1
+        previous = self._captions[-1] if self._captions else None
+        self._captions.extend(new)
+        if self._human_dirty or self.fmt == "json":
+            self._human_dirty = True
+            write_atomic(self.path, self._render_partial())
+            self._human_dirty = False
+            return
+        parts = []
+        for i, cap in enumerate(new, start=first_index):
+            parts.append(render_fragment(self.fmt, cap, i, previous, timestamps=self.timestamps))
+            previous = cap
+        try:
+            _append_durable(self.path, "".join(parts))
+        except TranscriptWriteError:
+            self._human_dirty = True
+            raise
+
+    def _render_partial(self) -> str:
+        """The human file for the finished captions so far, without the closing footer."""
+        if self.fmt == "json":
+            return render("json", self._captions, meta=self.meta)
+        parts = [render_header(self.fmt, meta=self.meta)]
+        previous: Caption | None = None
+        for i, cap in enumerate(self._captions, start=1):
+            parts.append(render_fragment(self.fmt, cap, i, previous, timestamps=self.timestamps))
+            previous = cap
+        return "".join(parts)
+
+    def close(self) -> Path:
+        """Write the open caption, rewrite the human file atomically and end the journal."""
+        if self._closed:
+            return self.path
+        if self._journal.pending_bytes:
+            self._journal.append_tokens([])
+        max_chars = self._seg["max_chars"]
+        self._captions.extend(
+            caption_of(g, max_chars=max_chars) for g in group_tokens(self._pending, **self._seg)
+        )
+        self._pending = []
+        write_atomic(self.path, render(self.fmt, self._captions, timestamps=self.timestamps, meta=self.meta))
+        self._journal.append_end(datetime.now().isoformat(timespec="seconds"))
+        self._journal.close()
+        self._closed = True
+        return self.path
+
+    @staticmethod
+    def captions_from_journal(journal: Path) -> tuple[list[Caption], dict[str, Any]]:
+        """All captions of a session journal and its header (fmt, timestamps, meta, ...)."""
+        contents = read_journal(journal)
+        h = contents.header
+        seg = {k: int(h[k]) for k in ("max_chars", "max_lines", "pause_ms") if k in h}
+        return segment_tokens(contents.tokens, **seg), h
+
+    @staticmethod
+    def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
+        """Write a session (its journal, or a transcript file) to ``dest`` in format ``fmt``.
+
+        A transcript file whose journal lies next to it is exported from the journal (lossless);
+        otherwise srt/vtt/json/timestamped txt files are parsed. ``timestamps`` defaults to the
+        session's setting (``True`` for parsed files).
+        """
+        fmt = check_format(fmt)
+        src = Path(journal_or_path)
+        journal = src if src.name.endswith(JOURNAL_SUFFIX) else src.with_name(src.stem + JOURNAL_SUFFIX)
+        if journal.exists():
+            captions, header = SessionWriter.captions_from_journal(journal)
+            meta = header.get("meta") or {}
+            ts = bool(header.get("timestamps", True)) if timestamps is None else timestamps
+        else:
+            try:
+                text = src.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ValueError(f"cannot read transcript {src}: {exc.strerror or exc}") from None
+            captions, meta = parse(src.suffix, text), {}
+            ts = True if timestamps is None else timestamps
+        write_atomic(Path(dest), render(fmt, captions, timestamps=ts, meta=meta))
+
+    @staticmethod
+    def recover(folder: Path) -> list[Path]:
+        """Rebuild the transcript of every session in ``folder`` that did not close (a crash).
+
+        Returns the rebuilt transcript paths; each journal is then marked ended.
+        """
+        rebuilt = []
+        for journal in sorted(Path(folder).glob(f"*{JOURNAL_SUFFIX}")):
+            try:
+                contents = read_journal(journal)
+            except ValueError:
+                continue
+            if contents.finished:
+                continue
+            fmt = check_format(str(contents.header.get("fmt", "txt")))
+            dest = journal.with_name(journal.name[: -len(JOURNAL_SUFFIX)] + f".{fmt}")
+            SessionWriter.export(journal, dest, fmt)
+            seal_journal(journal)
+            rebuilt.append(dest)
+        return rebuilt
