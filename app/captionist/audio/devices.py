@@ -202,3 +202,17 @@ def format_device_list(
     if note:
         lines.append(f"# {note}")
     return "\n".join(lines)
+
+
+def rediscover(lost: Source, sources: list[Source]) -> Source | None:
+    """Find a source that went away among a fresh listing: same id and name, else same name.
+
+    PortAudio renumbers devices when one is plugged back in, so the name is the stable key.
+    """
+    for s in sources:
+        if s.id == lost.id and s.name == lost.name:
+            return s
+    for s in sources:
+        if s.name == lost.name and s.kind == lost.kind:
+            return s
+    return None

@@ -35,9 +35,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
+
 from captionist.engine import SAMPLE_RATE, StreamUpdate
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
-from PySide6.QtCore import QObject, Signal, Slot
 
 
 class AudioSource(Protocol):

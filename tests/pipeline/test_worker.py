@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import soundfile
+import soxr
+from captionist.audio.capture import Capture
+from captionist.audio.devices import Source
+from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
+from PySide6.QtCore import QObject, QThread, Slot
+
+from tests.conftest import speech_like
+from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.fakes.fake_sounddevice import FakeSoundDevice
+
+
+class ListSource:
+    """Hands out prepared chunks, then behaves like a stopped capture (sets stop, returns None)."""
+
+    def __init__(self, chunks: list[np.ndarray], control: WorkerControl, on_read: Callable[[int], None] = None):
+        self.chunks, self.control, self.on_read, self.reads = list(chunks), control, on_read, 0
+
+    def read(self, timeout: float = 0.0) -> np.ndarray | None:
+        self.reads += 1
+        if self.on_read:
+            self.on_read(self.reads)
+        if self.chunks:
+            return self.chunks.pop(0)
+        self.control.stop.set()
+        return None
+
+    def poll_events(self) -> list[str]:
+        return []
+
+
+class Run(QObject):
+    """Receives the worker's signals on the GUI thread (queued), like the controller does."""
+
+    def __init__(self, qtbot, model, source, control, delay_ms=480, policy=None):
+        super().__init__()
+        self.worker = InferenceWorker(lambda: model, source, control, delay_ms, policy)
+        self.thread = QThread()
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.run)
+        self.worker.finished.connect(self.thread.quit)
+        self.captions: list[CaptionUpdate] = []
+        self.stats: list[WorkerStats] = []
+        self.notices: list[str] = []
+        self.errors: list[str] = []
+        self.summary: SessionSummary | None = None
+        self.worker.caption.connect(self.on_caption)
+        self.worker.stats.connect(self.on_stats)
+        self.worker.notice.connect(self.on_notice)
+        self.worker.error.connect(self.on_error)
+        self.worker.finished.connect(self.on_finished)
+        self.qtbot = qtbot
+
+    @Slot(object)
+    def on_caption(self, u: CaptionUpdate) -> None:
+        self.captions.append(u)
+
+    @Slot(object)
+    def on_stats(self, s: WorkerStats) -> None:
+        self.stats.append(s)
+
+    @Slot(str)
+    def on_notice(self, m: str) -> None:
+        self.notices.append(m)
+
+    @Slot(str)
+    def on_error(self, m: str) -> None:
+        self.errors.append(m)
+
+    @Slot(object)
+    def on_finished(self, s: SessionSummary) -> None:
+        self.summary = s
+
+    def wait(self, before: Callable[[], None] | None = None) -> SessionSummary:
+        self.thread.start()
+        if before:
+            before()
+        self.qtbot.waitUntil(lambda: self.summary is not None, timeout=10000)
+        assert self.thread.wait(5000)
+        return self.summary
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_lifecycle_with_wav_replayed_through_capture(qtbot, fake_sd: FakeSoundDevice, wav_48k: Path) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Mic", rate=rate, channels=2, audio=audio)
+    cap = Capture([Source("0", "Mic", "input", "ALSA", 2, rate, open_device=0)], sd=fake_sd)
+    cap.start()
+    control = WorkerControl()
+    model = FakeModel()
+    run = Run(qtbot, model, cap, control)
+
+    def stop_after_replay() -> None:
+        assert fake_sd.streams[-1].done.wait(5)
+        cap.stop()
+        control.stop.set()
+
+    summary = run.wait(stop_after_replay)
+    want = expected_words(soxr.resample(audio[:, 0], 48000, 16000).astype(np.float32))
+    assert _words(summary.text) == want and summary.error is None
+    assert run.captions[-1].final and run.captions[-1].text == summary.text
+    growing = [c.revision for c in run.captions if c.new_text]
+    assert growing == list(range(1, len(growing) + 1))
+    assert model.finishes == 1 and run.errors == []
+    assert run.stats[-1].backend == "fake-cpu" and run.stats[-1].audio_ms == summary.audio_ms
+
+
+def test_stop_drains_everything_queued_without_shedding(qtbot) -> None:
+    pcm = speech_like(16000, [(3.0, True), (2.0, False), (5.0, True)])
+    control = WorkerControl()
+    control.stop.set()  # Stop already pressed: all 10 s must still be transcribed
+    model = FakeModel(slowdown=0.0)
+    summary = Run(qtbot, model, ListSource([pcm], control), control).wait()
+    assert _words(summary.text) == expected_words(pcm)
+    assert summary.dropped_ms == 0 and model.fed_samples == pcm.size
+
+
+def test_load_shedding_drops_oldest_audio_beyond_max_lag(qtbot) -> None:
+    pcm = speech_like(16000, [(10.0, True)])
+    control = WorkerControl()
+    model = FakeModel()
+    run = Run(qtbot, model, ListSource([pcm], control), control, policy=LoadPolicy(max_lag_ms=4000, keep_ms=1000))
+    summary = run.wait()
+    assert summary.dropped_ms == 9000 and model.fed_samples == 16000
+    assert run.notices == ["transcription fell behind: skipped 9.0 s of audio"]
+    times = [t.time_ms for c in run.captions for t in c.new_tokens]
+    assert times == list(range(9000, 10000, 80))  # kept audio stays on the session clock
+    assert run.stats[-1].dropped_ms == 9000
+
+
+def test_slow_engine_reports_lag_and_sheds(qtbot) -> None:
+    control = WorkerControl()
+    model = FakeModel(slowdown=3.0)  # three times slower than real time
+    chunk = speech_like(16000, [(0.16, True)])
+    # Each read delivers 480 ms while each feed of 160 ms costs 480 ms: the backlog grows like a
+    # real-time device feeding an engine that cannot keep up.
+    source = ListSource([np.concatenate([chunk] * 3)] * 4, control)
+    policy = LoadPolicy(max_lag_ms=320, keep_ms=160, max_feed_ms=160, stats_interval_s=0.0)
+    run = Run(qtbot, model, source, control, policy=policy)
+    summary = run.wait()
+    assert summary.dropped_ms > 0
+    assert max(s.rtf for s in run.stats) > 1.0
+    assert max(s.lag_ms for s in run.stats) >= 320
+
+
+def test_engine_error_reaches_ui_and_thread_ends(qtbot) -> None:
+    control = WorkerControl()
+    run = Run(qtbot, FakeModel(fail_after_feeds=1), ListSource([np.zeros(1600, np.float32)] * 5, control), control)
+    summary = run.wait()
+    assert run.errors == ["fake engine failure"] and summary.error == "fake engine failure"
+    assert run.thread.isFinished()
+
+
+def test_model_load_error_is_reported(qtbot) -> None:
+    control = WorkerControl()
+
+    def broken():
+        raise RuntimeError("model file 'x.gguf' is not a GGUF file")
+
+    worker = InferenceWorker(broken, ListSource([], control), control, 480)
+    errors: list[str] = []
+    worker.error.connect(errors.append)
+    with qtbot.waitSignal(worker.finished):
+        worker.run()
+    assert errors == ["model file 'x.gguf' is not a GGUF file"]
+
+
+def test_live_delay_change_keeps_committed_text(qtbot) -> None:
+    pcm = speech_like(16000, [(0.8, True), (0.8, False), (0.8, True), (0.8, True)])
+    chunks = [pcm[i : i + 12800] for i in range(0, pcm.size, 12800)]
+    control = WorkerControl()
+    model = FakeModel()
+    source = ListSource(chunks, control, on_read=lambda n: control.request_delay(960) if n == 3 else None)
+    run = Run(qtbot, model, source, control, delay_ms=240)
+    summary = run.wait()
+    assert model.resets == [960]
+    assert "delay set to 960 ms" in run.notices
+    times = [t.time_ms for c in run.captions for t in c.new_tokens]
+    voiced = [int(w[1:]) * 80 for w in expected_words(pcm)]
+    assert times == voiced  # every voiced frame once, on the session clock, across both segments
+    first = next(c.text for c in run.captions if c.revision and "w9" in c.text)
+    assert summary.text.startswith(first)
+    assert run.stats[-1].delay_ms == 960
