@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+from captionist.engine import TOKEN_MS, Token
+from captionist.transcript import Caption, segment_tokens, split_finished, wrap_text
+from captionist.transcript.segment import caption_of, ends_sentence
+
+from tests.transcript.tokens import pads, text_of, words
+
+
+def test_times_are_first_token_to_last_token_end() -> None:
+    caps = segment_tokens(words("one two three", start_ms=400))
+    assert caps == [Caption(400, 400 + 3 * TOKEN_MS, "one two three")]
+
+
+def test_pause_at_threshold_splits_and_just_below_does_not() -> None:
+    a = words("hello there", start_ms=0)  # last token at 80 ms, ends at 160 ms
+    at = words("again", start_ms=160 + 800, first_id=2000)
+    below = words("again", start_ms=160 + 800 - TOKEN_MS, first_id=2000)
+    assert [c.text for c in segment_tokens(a + at)] == ["hello there", "again"]
+    assert [c.text for c in segment_tokens(a + below)] == ["hello there again"]
+    assert [c.text for c in segment_tokens(a + below, pause_ms=400)] == ["hello there", "again"]
+
+
+def test_control_tokens_give_no_text_and_do_not_bridge_a_pause() -> None:
+    a = words("before the pause")
+    b = words("after it", start_ms=2000, first_id=2000)
+    caps = segment_tokens(a + pads(240, 2000) + b)
+    assert [c.text for c in caps] == ["before the pause", "after it"]
+    assert caps[1].start_ms == 2000
+
+
+def test_sentence_end_starts_a_new_caption() -> None:
+    caps = segment_tokens(words("Hello world. How are you? Fine!"))
+    assert [c.text for c in caps] == ["Hello world.", "How are you?", "Fine!"]
+
+
+def test_sentence_end_inside_a_word_does_not_split() -> None:
+    toks = [Token(1, " costs", 0), Token(2, " 3.", 80), Token(3, "5", 160), Token(4, " euros", 240)]
+    assert [c.text for c in segment_tokens(toks)] == ["costs 3.5 euros"]
+
+
+def test_sentence_end_before_closing_quote() -> None:
+    caps = segment_tokens(words('He said "stop." Then left.'))
+    assert [c.text for c in caps] == ['He said "stop."', "Then left."]
+    assert ends_sentence("fin.»") and ends_sentence(" 終わり。") and not ends_sentence(" Mr")
+
+
+def test_long_text_wraps_into_captions_within_limits() -> None:
+    text = (
+        "the quick brown fox jumps over the lazy dog while seven wizards quietly hex "
+        "a jovial bumpkin and the band plays on until morning comes around again"
+    )
+    for max_chars, max_lines in [(42, 2), (20, 1), (16, 3)]:
+        caps = segment_tokens(words(text), max_chars=max_chars, max_lines=max_lines)
+        assert len(caps) > 1
+        for c in caps:
+            lines = c.text.split("\n")
+            assert 1 <= len(lines) <= max_lines
+            assert all(0 < len(line) <= max_chars for line in lines)
+        assert text_of(caps) == text.split()
+        # greedy: each caption (but the last) could not take the next caption's first word
+        for c, nxt in zip(caps, caps[1:], strict=False):
+            longer = c.one_line + " " + nxt.text.split()[0]
+            assert len(wrap_text(longer, max_chars)) > max_lines
+
+
+def test_a_word_made_of_several_tokens_moves_whole_to_the_next_caption() -> None:
+    toks = words("aaaa bbbb")  # 9 chars
+    toks += [Token(5, " extra", 160), Token(6, "ordin", 240), Token(7, "ary", 320)]
+    caps = segment_tokens(toks, max_chars=15, max_lines=1)
+    assert [c.text for c in caps] == ["aaaa bbbb", "extraordinary"]
+    assert caps[1].start_ms == 160 and caps[1].end_ms == 400
+
+
+def test_a_word_longer_than_a_caption_is_split_without_losing_text() -> None:
+    pieces = [" supercali", "fragilist", "icexpiali", "docious"]
+    toks = [Token(i, p, i * TOKEN_MS) for i, p in enumerate(pieces)]
+    caps = segment_tokens(toks, max_chars=12, max_lines=1)
+    assert [c.text for c in caps] == ["supercali", "fragilist", "icexpiali", "docious"]
+    caps = segment_tokens(
+        words("tiny") + [Token(9, " abcdefghij", 80), Token(10, "klmnop", 160)], max_chars=8, max_lines=1
+    )
+    assert [c.text for c in caps] == ["tiny", "abcdefgh\nij", "klmnop"]
+
+
+def test_utf8_lengths_count_characters_not_bytes() -> None:
+    word = "é" * 9  # 9 characters, 18 bytes
+    caps = segment_tokens(words(f"{word} çà"), max_chars=12, max_lines=1)
+    assert [c.text for c in caps] == [f"{word} çà"]
+    cjk = [Token(i, p, i * TOKEN_MS) for i, p in enumerate([" 今日は", "いい", "天気", "ですね。", "散歩"])]
+    caps = segment_tokens(cjk, max_chars=6, max_lines=2)
+    assert "".join(c.text.replace("\n", "") for c in caps) == "今日はいい天気ですね。散歩"
+    assert all(len(line) <= 6 for c in caps for line in c.text.split("\n"))
+
+
+def test_empty_and_control_only_input_gives_no_captions() -> None:
+    assert segment_tokens([]) == []
+    assert segment_tokens(pads(0, 800)) == []
+    assert segment_tokens([Token(1, " ", 0), Token(2, "  ", 80)]) == []
+
+
+def test_bad_limits_are_rejected() -> None:
+    with pytest.raises(ValueError, match="max_chars"):
+        segment_tokens(words("a b"), max_chars=0)
+    with pytest.raises(ValueError, match="max_lines"):
+        segment_tokens(words("a b"), max_lines=0)
+
+
+def test_wrap_text() -> None:
+    assert wrap_text("a  bb\nccc dddd", 6) == ["a bb", "ccc", "dddd"]
+    assert wrap_text("abcdefgh", 3) == ["abc", "def", "gh"]
+    assert wrap_text("", 5) == []
+
+
+def _random_stream(rng: random.Random, n: int) -> list[Token]:
+    vocab = ["the", "cat", "sat.", "on", "a", "mat!", "extra", "ordinary", "why?", "ça", "日本"]
+    toks, t = [], 0
+    for i in range(n):
+        paused = rng.random() < 0.15
+        if paused:
+            for _ in range(rng.randint(1, 20)):
+                toks.append(Token(32, "", t, True))
+                t += TOKEN_MS
+        piece = rng.choice(vocab)
+        glued = not paused and rng.random() < 0.2  # a word continued by a second piece
+        toks.append(Token(1000 + i, piece if glued else " " + piece, t))
+        t += TOKEN_MS
+    return toks
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_segmenting_incrementally_equals_segmenting_whole(seed: int) -> None:
+    rng = random.Random(seed)
+    toks = _random_stream(rng, 300)
+    whole = segment_tokens(toks, max_chars=20, max_lines=2)
+    pending: list[Token] = []
+    out: list[Caption] = []
+    clock = 0
+    i = 0
+    while i < len(toks):
+        batch = toks[i : i + rng.randint(1, 6)]
+        i += len(batch)
+        clock = max(clock, *(t.time_ms for t in batch))
+        pending += [t for t in batch if not t.is_control]
+        groups, pending = split_finished(pending, clock, max_chars=20, max_lines=2)
+        out += [caption_of(g, max_chars=20) for g in groups]
+    out += segment_tokens(pending, max_chars=20, max_lines=2)
+    assert out == whole
+    no_space = "".join("".join(c.text.split()) for c in whole)
+    assert no_space == "".join("".join(t.piece for t in toks).split())
+
+
+def test_split_finished_closes_the_last_caption_after_a_pause_of_clock_time() -> None:
+    toks = words("still talking")  # ends at 160 ms
+    assert split_finished(toks, 160 + 799) == ([], toks)
+    groups, rest = split_finished(toks, 160 + 800)
+    assert groups == [toks] and rest == []
