@@ -16,6 +16,7 @@ from tests.convert.synthetic_checkpoint import (
     N_SPECIAL,
     SPECIAL_TOKENS,
     Dims,
+    hf_config,
     write_hf,
     write_mistral,
     write_safetensors,
@@ -164,3 +165,31 @@ def test_progress_bar_goes_to_stderr(
     src, _ = hf_dir
     convert_checkpoint(src, tmp_path / "m.gguf", outtype="f16", progress=True)
     assert "convert" in capsys.readouterr().err
+
+
+def test_folder_with_both_layouts_uses_the_weights_present(tmp_path: Path) -> None:
+    src = tmp_path / "both"
+    write_mistral(src, D)
+    # hub repositories ship config.json next to params.json
+    (src / "config.json").write_text(json.dumps(hf_config(D)))
+    convert_checkpoint(src, tmp_path / "m.gguf", outtype="bf16", progress=False)
+    assert read_gguf(tmp_path / "m.gguf").types["dec.token_embd.weight"] == GGMLQuantizationType.BF16
+
+
+def test_fallbacks_without_tekken_audio_and_with_null_window(tmp_path: Path) -> None:
+    src = tmp_path / "hf"
+    write_hf(src, D)
+    tok = json.loads((src / "tekken.json").read_text())
+    del tok["audio"]
+    (src / "tekken.json").write_text(json.dumps(tok))
+    config = hf_config(D)
+    config["default_num_delay_tokens"] = 4
+    config["text_config"]["sliding_window"] = None
+    config["text_config"]["max_position_embeddings"] = 4096
+    (src / "config.json").write_text(json.dumps(config))
+    convert_checkpoint(src, tmp_path / "m.gguf", outtype="f16", progress=False)
+    meta = read_gguf(tmp_path / "m.gguf").meta
+    assert meta["voxtral.default_num_delay_tokens"] == 4
+    assert meta["voxtral.audio.n_left_pad_tokens"] == 32
+    assert meta["voxtral.decoder.sliding_window"] == 4096
+    assert meta["voxtral.decoder.max_position"] == 4096

@@ -4,6 +4,8 @@
   shards listed in ``model.safetensors.index.json`` (or ``model-*.safetensors`` without an index).
 * ``mistral``: Mistral's original release: ``params.json`` plus ``consolidated*.safetensors``.
 
+A directory holding both (the hub repository ships both) is read as ``hf`` when its HF weights exist.
+
 Both need ``tekken.json`` next to the weights.
 """
 
@@ -36,7 +38,8 @@ def open_checkpoint(src: Path) -> Checkpoint:
     """Detect the layout of `src` and open its config and safetensors files (headers only)."""
     if not src.is_dir():
         raise ConversionError(f"{src} is not a directory (expected a Hugging Face or Mistral checkpoint)")
-    if (src / "config.json").is_file():
+    has_hf_weights = (src / "model.safetensors.index.json").is_file() or any(src.glob("model*.safetensors"))
+    if (src / "config.json").is_file() and (has_hf_weights or not (src / "params.json").is_file()):
         layout: Layout = "hf"
         config = read_json(src / "config.json")
         shard_paths = _hf_shards(src)

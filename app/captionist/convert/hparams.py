@@ -91,20 +91,20 @@ def params_from_hf(config: dict[str, Any], preprocessor: dict[str, Any]) -> Mode
         enc_n_embd=enc_n_embd,
         enc_n_layer=_int(audio, "num_hidden_layers", "config.json audio_config", 32),
         enc_n_head=enc_n_head,
-        enc_head_dim=_int(audio, "head_dim", "config.json audio_config", enc_n_embd // enc_n_head),
+        enc_head_dim=_int(audio, "head_dim", "config.json audio_config", 64),
         enc_n_ff=_int(audio, "intermediate_size", "config.json audio_config", 5120),
         enc_rms_eps=_float(audio, "rms_norm_eps", "config.json audio_config", 1e-5),
         enc_rope_theta=_hf_rope_theta(audio, "config.json audio_config", 10000.0),
-        enc_sliding_window=_int(audio, "sliding_window", "config.json audio_config", 750),
+        enc_sliding_window=_window(audio, "config.json audio_config", 750, 1 << 31),
         dec_n_embd=dec_n_embd,
         dec_n_layer=_int(text, "num_hidden_layers", "config.json text_config", 26),
         dec_n_head=dec_n_head,
-        dec_n_head_kv=_int(text, "num_key_value_heads", "config.json text_config", dec_n_head),
-        dec_head_dim=_int(text, "head_dim", "config.json text_config", dec_n_embd // dec_n_head),
+        dec_n_head_kv=_int(text, "num_key_value_heads", "config.json text_config", 8),
+        dec_head_dim=_int(text, "head_dim", "config.json text_config", 128),
         dec_n_ff=_int(text, "intermediate_size", "config.json text_config", 9216),
         dec_rms_eps=_float(text, "rms_norm_eps", "config.json text_config", 1e-5),
         dec_rope_theta=_hf_rope_theta(text, "config.json text_config", 1e6),
-        dec_sliding_window=_int(text, "sliding_window", "config.json text_config", dec_max_position),
+        dec_sliding_window=_window(text, "config.json text_config", 8192, dec_max_position),
         dec_max_position=dec_max_position,
         dec_n_vocab=_int(text, "vocab_size", "config.json text_config", 131072),
         dec_ada_dim=None,
@@ -160,7 +160,7 @@ def params_from_mistral(params: dict[str, Any]) -> ModelParams:
         enc_n_ff=_int(enc, "hidden_dim", ew),
         enc_rms_eps=_float(enc, "norm_eps", ew, 1e-5),
         enc_rope_theta=_float(enc, "rope_theta", ew, 10000.0),
-        enc_sliding_window=_int(enc, "sliding_window", ew, 750),
+        enc_sliding_window=_window(enc, ew, 750, 1 << 31),
         dec_n_embd=dec_n_embd,
         dec_n_layer=_int(params, "n_layers", where),
         dec_n_head=dec_n_head,
@@ -169,7 +169,7 @@ def params_from_mistral(params: dict[str, Any]) -> ModelParams:
         dec_n_ff=_int(params, "hidden_dim", where),
         dec_rms_eps=_float(params, "norm_eps", where, 1e-5),
         dec_rope_theta=_float(params, "rope_theta", where, 1e6),
-        dec_sliding_window=_int(params, "sliding_window", where, dec_max_position),
+        dec_sliding_window=_window(params, where, dec_max_position, dec_max_position),
         dec_max_position=dec_max_position,
         dec_n_vocab=_int(params, "vocab_size", where),
         dec_ada_dim=None if ada_dim is None else _int(params, "ada_rms_norm_t_cond_dim", where),
@@ -209,6 +209,13 @@ def _float(d: dict[str, Any], key: str, where: str, default: float) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise ConversionError(f"{where} {key!r} is {value!r}, expected a number") from None
+
+
+def _window(d: dict[str, Any], where: str, default: int, unlimited: int) -> int:
+    """Sliding window: `default` when the key is absent, `unlimited` when it is null (no window)."""
+    if "sliding_window" in d and d["sliding_window"] is None:
+        return unlimited
+    return _int(d, "sliding_window", where, default)
 
 
 def _hf_rope_theta(section: dict[str, Any], where: str, default: float) -> float:
