@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import errno
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from captionist.engine import Token
+from captionist.transcript import (
+    FORMATS,
+    SessionWriter,
+    TranscriptWriteError,
+    parse,
+    read_journal,
+    render,
+    segment_tokens,
+)
+from captionist.transcript import journal as journal_module
+
+from tests.transcript.tokens import pads, words
+
+STARTED = datetime(2026, 11, 29, 9, 30, 0)
+
+
+def stream() -> list[list[Token]]:
+    """Stream updates: two sentences, a pause (pads), a third sentence."""
+    a = words("Good morning everyone. Let us start with the weekly numbers", start_ms=0)
+    b = words("Sales grew by four percent.", start_ms=3000, first_id=2000)
+    return [a[:3], a[3:7], a[7:], pads(880, 3000), b[:2], b[2:]]
+
+
+def all_tokens() -> list[Token]:
+    return [t for update in stream() for t in update]
+
+
+def test_file_name_layout_and_unique_names(tmp_path: Path) -> None:
+    w1 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED)
+    w2 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED)
+    assert w1.path == tmp_path / "sessions" / "2026-11-29 09-30-00.srt"
+    assert w1.journal_path == tmp_path / "sessions" / "2026-11-29 09-30-00.journal.jsonl"
+    assert w2.path.name == "2026-11-29 09-30-00 (2).srt"
+    w1.close()
+    w2.close()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_closed_file_equals_rendering_all_tokens(tmp_path: Path, fmt: str) -> None:
+    w = SessionWriter(tmp_path, fmt, started=STARTED, meta={"model": "m.gguf"})
+    for update in stream():
+        w.add_tokens(update)
+    path = w.close()
+    expected = render(fmt, segment_tokens(all_tokens()), timestamps=True, meta=w.meta)
+    assert path.read_text(encoding="utf-8") == expected
+    assert "Sales grew by four percent." in expected.replace("\n", " ")
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt", "json", "txt"])
+def test_finished_captions_are_in_the_file_before_close(tmp_path: Path, fmt: str) -> None:
+    w = SessionWriter(tmp_path, fmt, started=STARTED)
+    updates = stream()
+    for update in updates[:3]:
+        w.add_tokens(update)
+    # a sentence end only closes a caption once the next word arrives
+    assert parse(fmt, w.path.read_text(encoding="utf-8")) == [segment_tokens(all_tokens())[0]]
+    w.add_tokens(updates[3])  # pads: the clock passes the pause, so the open caption is finished
+    assert parse(fmt, w.path.read_text(encoding="utf-8")) == segment_tokens(
+        updates[0] + updates[1] + updates[2]
+    )
+    w.close()
+
+
+def test_appended_file_is_a_prefix_of_the_final_file(tmp_path: Path) -> None:
+    for fmt in ("txt", "md"):
+        w = SessionWriter(tmp_path / fmt, fmt, started=STARTED, timestamps=False)
+        for update in stream()[:4]:
+            w.add_tokens(update)
+        partial = w.path.read_text(encoding="utf-8")
+        for update in stream()[4:]:
+            w.add_tokens(update)
+        final = w.close().read_text(encoding="utf-8")
+        assert "weekly numbers" in partial
+        assert final.startswith(partial) and final != partial
+
+
+def test_journal_holds_every_committed_text_token(tmp_path: Path) -> None:
+    w = SessionWriter(tmp_path, "srt", started=STARTED, meta={"model": "m.gguf"})
+    for update in stream():
+        w.add_tokens(update)
+    contents = read_journal(w.journal_path)
+    assert contents.tokens == [t for t in all_tokens() if not t.is_control]
+    assert not contents.finished
+    assert contents.header["meta"]["model"] == "m.gguf" and contents.header["fmt"] == "srt"
+    w.close()
+    assert read_journal(w.journal_path).finished
+    with pytest.raises(ValueError, match="already closed"):
+        w.add_tokens(words("late"))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_export_from_journal_in_every_format(tmp_path: Path, fmt: str) -> None:
+    w = SessionWriter(tmp_path / "s", "srt", started=STARTED, meta={"model": "m.gguf"})
+    for update in stream():
+        w.add_tokens(update)
+    w.close()
+    dest = tmp_path / f"out.{fmt}"
+    SessionWriter.export(w.journal_path, dest, fmt)
+    captions = segment_tokens(all_tokens())
+    assert dest.read_text(encoding="utf-8") == render(fmt, captions, timestamps=True, meta=w.meta)
+    if fmt != "md":
+        parsed = parse(fmt, dest.read_text(encoding="utf-8"))
+        assert [c.text.replace("\n", " ") for c in parsed] == [c.one_line for c in captions]
+
+
+def test_export_from_a_transcript_file_without_journal(tmp_path: Path) -> None:
+    captions = segment_tokens(all_tokens())
+    src = tmp_path / "talk.srt"
+    src.write_text(render("srt", captions), encoding="utf-8")
+    SessionWriter.export(src, tmp_path / "talk.vtt", "vtt")
+    assert parse("vtt", (tmp_path / "talk.vtt").read_text(encoding="utf-8")) == captions
+    with pytest.raises(ValueError, match="cannot read transcript"):
+        SessionWriter.export(tmp_path / "missing.srt", tmp_path / "x.vtt", "vtt")
+
+
+def test_unwritable_folder_raises_a_clear_oserror(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(TranscriptWriteError, match="cannot write transcript file") as info:
+        SessionWriter(blocker / "sessions", "srt", started=STARTED)
+    assert isinstance(info.value, OSError)
+    assert str(blocker) in str(info.value)
+
+
+def test_full_disk_raises_and_keeps_the_tokens_for_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = SessionWriter(tmp_path, "srt", started=STARTED)
+    updates = stream()
+    w.add_tokens(updates[0])
+    real_write = os.write
+    calls = {"n": 0}
+
+    def half_then_full(fd: int, data: memoryview | bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))  # a torn write ...
+        raise OSError(errno.ENOSPC, "No space left on device")  # ... then the disk is full
+
+    monkeypatch.setattr(journal_module.os, "write", half_then_full)
+    with pytest.raises(TranscriptWriteError, match="No space left on device"):
+        w.add_tokens(updates[1])
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    for update in updates[2:]:
+        w.add_tokens(update)
+    w.close()
+    lines = w.journal_path.read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line) for line in lines)  # no torn line left in the middle
+    assert read_journal(w.journal_path).tokens == [t for t in all_tokens() if not t.is_control]
+    assert parse("srt", w.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens())
+
+
+def test_recover_rebuilds_unclosed_sessions_only(tmp_path: Path) -> None:
+    crashed = SessionWriter(tmp_path, "vtt", started=STARTED)
+    for update in stream():
+        crashed.add_tokens(update)
+    done = SessionWriter(tmp_path, "srt", started=datetime(2026, 11, 29, 11, 0, 0))
+    done.add_tokens(words("finished fine"))
+    done.close()
+    with open(crashed.journal_path, "ab") as f:
+        f.write(b'{"id": 7, "p": " tor')  # a write cut short by the crash
+    assert SessionWriter.recover(tmp_path) == [crashed.path]
+    assert parse("vtt", crashed.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens())
+    assert read_journal(crashed.journal_path).finished
+    assert SessionWriter.recover(tmp_path) == []
