@@ -133,6 +133,13 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda src: (write_mistral(src, D), (src / "params.json").write_text("")),
         "params.json is not valid JSON",
     ),
+    "mistral not realtime": (
+        lambda src: (
+            write_mistral(src, D),
+            _rewrite_json(src / "params.json", lambda p: p.pop("ada_rms_norm_t_cond")),
+        ),
+        "not a Voxtral Realtime model",
+    ),
     "mistral not multimodal": (
         lambda src: (
             write_mistral(src, D),

@@ -117,8 +117,10 @@ def params_from_mistral(params: dict[str, Any]) -> ModelParams:
     multimodal = _section(params, "multimodal", where)
     whisper = _section(multimodal, "whisper_model_args", where + " multimodal")
     enc = _section(whisper, "encoder_args", where + " whisper_model_args")
-    if params.get("ada_rms_norm_t_cond") is False:
-        raise ConversionError("params.json has ada_rms_norm_t_cond false: not a Voxtral Realtime model")
+    if params.get("ada_rms_norm_t_cond") is not True:
+        raise ConversionError(
+            "params.json has no ada_rms_norm_t_cond (delay conditioning): not a Voxtral Realtime model"
+        )
     audio = enc.get("audio_encoding_args") or {}
     downsample = whisper.get("downsample_args") or {}
     if not isinstance(audio, dict) or not isinstance(downsample, dict):
