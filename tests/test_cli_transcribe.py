@@ -1,0 +1,213 @@
+"""``captionist transcribe`` with a fake engine injected in place of ``captionist.engine.Model``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from captionist import engine
+from captionist.__main__ import main
+from captionist.engine import TOKEN_MS, EngineError, Token, Transcript
+from captionist.transcript import Caption, parse
+
+FRAME = 16000 * TOKEN_MS // 1000
+
+
+class FakeModel:
+    """One token ``" w<frame>"`` per voiced 80 ms frame, a control token per silent frame."""
+
+    instances: list[FakeModel] = []
+
+    def __init__(self, path: str, backend: str = "auto", n_threads: int | None = None) -> None:
+        if "broken" in str(path):
+            raise EngineError(f"{path}: not a Captionist model file (bad magic)")
+        self.path, self.backend, self.n_threads = path, backend, n_threads
+        self.delays: list[int | None] = []
+        FakeModel.instances.append(self)
+
+    def transcribe(self, pcm: np.ndarray, delay_ms: int | None = None) -> Transcript:
+        self.delays.append(delay_ms)
+        n = pcm.size // FRAME
+        rms = np.sqrt(np.mean(pcm[: n * FRAME].reshape(n, FRAME) ** 2, axis=1))
+        tokens = [
+            Token(1000 + i, f" w{i}", i * TOKEN_MS) if r > 0.01 else Token(32, "", i * TOKEN_MS, True)
+            for i, r in enumerate(rms)
+        ]
+        return Transcript("".join(t.piece for t in tokens), [t.id for t in tokens], tokens)
+
+
+@pytest.fixture(autouse=True)
+def fake_engine(monkeypatch: pytest.MonkeyPatch) -> type[FakeModel]:
+    FakeModel.instances = []
+    monkeypatch.setattr(engine, "Model", FakeModel, raising=False)
+    return FakeModel
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGUF")
+    return path
+
+
+def speech(tmp_path: Path, name: str = "talk.wav", rate: int = 16000) -> Path:
+    """Voiced frames 0-5 and 20-24 (a 1.12 s pause between), 2 s in all."""
+    t = np.arange(2 * rate) / rate
+    voiced = ((t < 0.48) | ((t >= 1.6) & (t < 2.0))).astype(np.float32)
+    path = tmp_path / name
+    sf.write(
+        path,
+        0.3 * np.sin(2 * np.pi * 200 * t).astype(np.float32) * voiced,
+        rate,
+        subtype="FLOAT" if name.endswith(".wav") else None,
+    )
+    return path
+
+
+EXPECTED = [
+    Caption(0, 480, " ".join(f"w{i}" for i in range(6))),
+    Caption(1600, 2000, " ".join(f"w{i}" for i in range(20, 25))),
+]
+
+
+def test_txt_to_stdout(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["transcribe", str(speech(tmp_path)), "--model", str(model), "--threads", "3"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out == "w0 w1 w2 w3 w4 w5 w20 w21 w22 w23 w24\n"
+    (m,) = FakeModel.instances
+    assert (m.path, m.backend, m.n_threads, m.delays) == (str(model), "auto", 3, [None])
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt", "json"])
+def test_subtitle_formats_to_a_file(tmp_path: Path, model: Path, fmt: str) -> None:
+    out = tmp_path / "out" / f"talk.{fmt}"
+    rc = main(["transcribe", str(speech(tmp_path)), "--model", str(model), "--format", fmt, "-o", str(out)])
+    assert rc == 0
+    assert parse(fmt, out.read_text(encoding="utf-8")) == EXPECTED
+
+
+def test_format_follows_the_output_suffix(tmp_path: Path, model: Path) -> None:
+    out = tmp_path / "talk.vtt"
+    assert main(["transcribe", str(speech(tmp_path)), "--model", str(model), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("WEBVTT")
+
+
+def test_json_fields(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = speech(tmp_path, rate=44100)
+    rc = main(["transcribe", str(src), "--model", str(model), "--format", "json", "--delay-ms", "960"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert doc["model"] == str(model) and doc["delay_ms"] == 960 and doc["duration_ms"] == 2000
+    assert doc["file"] == str(src)
+    assert doc["text"].split() == [f"w{i}" for i in [*range(6), *range(20, 25)]]
+    assert len(doc["token_ids"]) == 25 and doc["token_ids"][0] == 1000 and doc["token_ids"][6] == 32
+    assert doc["tokens"][20] == {"id": 1020, "piece": " w20", "time_ms": 1600, "is_control": False}
+    assert doc["captions"][1] == {"start_ms": 1600, "end_ms": 2000, "text": EXPECTED[1].text}
+    assert FakeModel.instances[0].delays == [960]
+
+
+def test_md_and_timestamped_txt(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = speech(tmp_path)
+    assert main(["transcribe", str(src), "--model", str(model), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith(f"# {src}\n") and "- **model:** " in md and "w0 w1" in md
+    assert main(["transcribe", str(src), "--model", str(model), "--timestamps"]) == 0
+    assert parse("txt", capsys.readouterr().out) == EXPECTED
+
+
+def test_several_inputs_to_a_directory(tmp_path: Path, model: Path) -> None:
+    a, b = speech(tmp_path, "a.wav"), speech(tmp_path, "b.flac")
+    out = tmp_path / "subs"
+    assert main(["transcribe", str(a), str(b), "--model", str(model), "--format", "srt", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["a.srt", "b.srt"]
+    assert parse("srt", (out / "b.srt").read_text(encoding="utf-8")) == EXPECTED
+    assert len(FakeModel.instances) == 1  # the model is loaded once
+
+
+def test_several_inputs_to_stdout_have_headers(
+    tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = speech(tmp_path, "a.wav"), speech(tmp_path, "b.wav")
+    assert main(["transcribe", str(a), str(b), "--model", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("w0 w1") == 2 and f"==> {a} <==" in out and f"==> {b} <==" in out
+
+
+def test_clashing_names_and_file_as_directory(tmp_path: Path, model: Path, capsys) -> None:
+    a = speech(tmp_path, "a.wav")
+    (tmp_path / "x").mkdir()
+    b = speech(tmp_path / "x", "a.wav")
+    assert main(["transcribe", str(a), str(b), "--model", str(model), "-o", str(tmp_path / "o")]) == 2
+    assert "share a file name" in capsys.readouterr().err
+    assert main(["transcribe", str(a), str(a), "--model", str(model), "-o", str(a)]) == 2
+    assert "must be a directory" in capsys.readouterr().err
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("captionist: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--delay-ms", "100"], "delay_ms must be 80..1200 in steps of 80"),
+        (["--threads", "0"], "--threads must be >= 1"),
+    ],
+)
+def test_bad_options_exit_2(tmp_path: Path, model: Path, capsys, extra: list[str], message: str) -> None:
+    assert main(["transcribe", str(speech(tmp_path)), "--model", str(model), *extra]) == 2
+    assert message in _one_error_line(capsys.readouterr().err)
+    assert FakeModel.instances == []
+
+
+def test_engine_error_exits_2_without_traceback(tmp_path: Path, capsys) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"nope")
+    assert main(["transcribe", str(speech(tmp_path)), "--model", str(broken)]) == 2
+    assert "not a Captionist model file" in _one_error_line(capsys.readouterr().err)
+
+
+def test_missing_inputs_fail_before_loading_the_model(tmp_path: Path, model: Path, capsys) -> None:
+    assert main(["transcribe", str(tmp_path / "nope.wav"), "--model", str(model)]) == 2
+    assert "audio file not found" in _one_error_line(capsys.readouterr().err)
+    assert FakeModel.instances == []
+    assert main(["transcribe", str(speech(tmp_path)), "--model", str(tmp_path / "none.gguf")]) == 2
+    assert "model file not found" in _one_error_line(capsys.readouterr().err)
+
+
+def test_an_undecodable_input_is_reported_and_the_rest_still_written(
+    tmp_path: Path, model: Path, capsys
+) -> None:
+    bad = tmp_path / "bad.wav"
+    bad.write_text("not audio")
+    good = speech(tmp_path, "good.wav")
+    out = tmp_path / "o"
+    assert (
+        main(["transcribe", str(bad), str(good), "--model", str(model), "-o", str(out), "--format", "srt"])
+        == 2
+    )
+    assert "cannot decode" in _one_error_line(capsys.readouterr().err)
+    assert [p.name for p in out.iterdir()] == ["good.srt"]
+
+
+def test_default_model(tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    fake = types.ModuleType("captionist.models")
+    fake.default_model_path = lambda: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "captionist.models", fake)
+    assert main(["transcribe", str(speech(tmp_path))]) == 2
+    assert "no model given" in _one_error_line(capsys.readouterr().err)
+    fake.default_model_path = lambda: model  # type: ignore[attr-defined]
+    assert main(["transcribe", str(speech(tmp_path))]) == 0
+    assert FakeModel.instances[0].path == str(model)
+    monkeypatch.setitem(sys.modules, "captionist.models", None)  # module missing
+    assert main(["transcribe", str(speech(tmp_path))]) == 2
+    assert "no model given" in _one_error_line(capsys.readouterr().err)
