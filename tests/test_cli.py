@@ -1,0 +1,168 @@
+"""The ``captionist`` entry point and the convert / quantize / live / devices commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import captionist
+import pytest
+from captionist import __version__, engine
+from captionist.__main__ import main
+from captionist._version import __version__ as version_source
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("captionist: error: ")
+    return lines[0]
+
+
+def _fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> None:
+    mod = types.ModuleType(name)
+    for key, value in attrs.items():
+        setattr(mod, key, value)
+    monkeypatch.setitem(sys.modules, name, mod)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert __version__ == version_source
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"captionist {version_source}"
+
+
+def test_no_arguments_start_the_gui(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    _fake_module(monkeypatch, "captionist.ui.app", run_gui=lambda: calls.append("gui") or 0)
+    assert main([]) == 0 and calls == ["gui"]
+
+
+def test_no_gui_available_says_so(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "captionist.ui.app", None)
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert "desktop app is not available" in err and "Traceback" not in err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    assert main(["frobnicate"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+    assert main(["quantize", "a.gguf", "b.gguf", "Q3_X"]) == 2
+    assert "invalid choice: 'Q3_X'" in capsys.readouterr().err
+
+
+def test_convert_calls_the_converter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import captionist.convert as convert
+
+    calls = []
+    monkeypatch.setattr(convert, "convert_checkpoint", lambda *a, **k: calls.append((a, k)))
+    out = tmp_path / "m.gguf"
+    assert main(["convert", str(tmp_path), "-o", str(out), "--outtype", "bf16"]) == 0
+    assert calls == [((tmp_path, out, "bf16"), {"progress": True})]
+    assert main(["convert", str(tmp_path), "-o", str(out)]) == 0
+    assert calls[1][0][2] == "f16"
+
+
+def test_convert_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import captionist.convert as convert
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise convert.ConversionError("missing tensor 'audio_tower.conv1.weight'")
+
+    monkeypatch.setattr(convert, "convert_checkpoint", fail)
+    assert main(["convert", str(tmp_path), "-o", str(tmp_path / "m.gguf")]) == 2
+    assert "missing tensor" in _one_error_line(capsys.readouterr().err)
+    assert main(["convert", str(tmp_path / "nope"), "-o", str(tmp_path / "m.gguf")]) == 2
+    assert "checkpoint not found" in _one_error_line(capsys.readouterr().err)
+
+
+def test_quantize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    calls = []
+    monkeypatch.setattr(engine, "quantize", lambda *a: calls.append(a), raising=False)
+    src = tmp_path / "in.gguf"
+    src.write_bytes(b"GGUF")
+    assert main(["quantize", str(src), str(tmp_path / "out.gguf"), "q4_k_m"]) == 0
+    assert calls == [(str(src), str(tmp_path / "out.gguf"), "Q4_K_M")]
+    assert main(["quantize", str(tmp_path / "missing.gguf"), str(tmp_path / "o.gguf"), "Q8_0"]) == 2
+    assert "model file not found" in _one_error_line(capsys.readouterr().err)
+    assert main(["quantize", str(src), str(src), "Q8_0"]) == 2
+    assert "must differ" in _one_error_line(capsys.readouterr().err)
+
+    def fail(*args: object) -> None:
+        raise engine.EngineError("tensor enc.blk.0.attn_q.weight: row size not a multiple of 256")
+
+    monkeypatch.setattr(engine, "quantize", fail, raising=False)
+    assert main(["quantize", str(src), str(tmp_path / "o.gguf"), "Q4_K"]) == 2
+    assert "not a multiple of 256" in _one_error_line(capsys.readouterr().err)
+    monkeypatch.delattr(engine, "quantize")
+    assert main(["quantize", str(src), str(tmp_path / "o.gguf"), "Q4_K"]) == 2
+    assert "quantization is not available" in _one_error_line(capsys.readouterr().err)
+
+
+def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    _fake_module(monkeypatch, "captionist.pipeline.headless", run_live=lambda **kw: calls.append(kw) or 3)
+    out = tmp_path / "t.srt"
+    argv = ["live", "--model", "m.gguf", "--device", "2", "--delay-ms", "480", "-o", str(out)]
+    assert main([*argv, "--duration", "1.5", "--backend", "cpu"]) == 3
+    assert calls == [
+        {"model": "m.gguf", "device": "2", "delay_ms": 480, "output": out, "duration": 1.5, "backend": "cpu"}
+    ]
+    assert main(["live"]) == 3
+    assert calls[1] == {
+        "model": None,
+        "device": None,
+        "delay_ms": None,
+        "output": None,
+        "duration": None,
+        "backend": "auto",
+    }
+
+
+def test_live_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    assert main(["live", "--duration", "0"]) == 2
+    assert "--duration must be > 0" in _one_error_line(capsys.readouterr().err)
+    monkeypatch.setitem(sys.modules, "captionist.pipeline.headless", None)
+    assert main(["live"]) == 2
+    assert "live captioning is not available" in _one_error_line(capsys.readouterr().err)
+
+
+def test_devices(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import captionist.audio.devices as devices
+
+    monkeypatch.setattr(devices, "format_device_list", lambda: "0  Built-in Microphone\n1  Monitor")
+    assert main(["devices"]) == 0
+    assert capsys.readouterr().out == "0  Built-in Microphone\n1  Monitor\n"
+
+    def unavailable() -> str:
+        raise devices.AudioUnavailable("audio is unavailable: PortAudio library not found")
+
+    monkeypatch.setattr(devices, "format_device_list", unavailable)
+    assert main(["devices"]) == 2
+    assert "PortAudio library not found" in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    def buggy() -> str:
+        return {}["missing"]
+
+    import captionist.audio.devices as devices
+
+    monkeypatch.setattr(devices, "format_device_list", buggy)
+    with pytest.raises(KeyError):
+        main(["devices"])
+
+
+def test_module_entry_point_in_a_real_process(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(captionist.__file__).parent.parent)
+    args = [sys.executable, "-m", "captionist", "transcribe", str(tmp_path / "none.wav"), "--model", "x.gguf"]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"captionist: error: audio file not found: {tmp_path / 'none.wav'}\n"
+    proc = subprocess.run([*args[:3], "--version"], capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, f"captionist {version_source}\n")
