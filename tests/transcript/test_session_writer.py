@@ -173,3 +173,13 @@ def test_recover_rebuilds_unclosed_sessions_only(tmp_path: Path) -> None:
     assert parse("vtt", crashed.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens())
     assert read_journal(crashed.journal_path).finished
     assert SessionWriter.recover(tmp_path) == []
+
+
+def test_clock_finishes_the_open_caption_without_control_tokens(tmp_path: Path) -> None:
+    w = SessionWriter(tmp_path, "srt", started=STARTED)
+    w.add_tokens(words("no pads from this engine"))  # last token at 320 ms, ends at 400 ms
+    w.add_tokens([], clock_ms=400 + 799)
+    assert parse("srt", w.path.read_text(encoding="utf-8")) == []
+    w.add_tokens([], clock_ms=400 + 800)
+    assert [c.text for c in parse("srt", w.path.read_text(encoding="utf-8"))] == ["no pads from this engine"]
+    w.close()

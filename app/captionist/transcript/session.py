@@ -129,17 +129,22 @@ class SessionWriter:
         """Finished captions so far (the open one is not included)."""
         return list(self._captions)
 
-    def add_tokens(self, tokens: Sequence[Token]) -> None:
+    def add_tokens(self, tokens: Sequence[Token], *, clock_ms: int | None = None) -> None:
         """Record the tokens one stream update committed; durable when this returns.
 
-        Raises ``TranscriptWriteError`` if the journal cannot be written; the tokens stay
-        buffered and go out with the next call that succeeds.
+        Control tokens are not stored but their times advance the stream clock, which finishes
+        the open caption after a pause. ``clock_ms`` (optional) advances it too: pass it only if
+        no text token committed later can have an earlier ``time_ms``. Raises
+        ``TranscriptWriteError`` if the journal cannot be written; the tokens stay buffered and
+        go out with the next call that succeeds.
         """
         if self._closed:
             raise ValueError("this transcript session is already closed")
         text = [t for t in tokens if not t.is_control and t.piece]
         for t in tokens:
             self._clock_ms = max(self._clock_ms, t.time_ms)
+        if clock_ms is not None:
+            self._clock_ms = max(self._clock_ms, clock_ms)
         self._pending.extend(text)
         if text or self._journal.pending_bytes:
             self._journal.append_tokens(text)
