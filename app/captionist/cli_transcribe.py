@@ -94,6 +94,9 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     if args.delay_ms is not None:
         engine.delay_ms_to_tokens(args.delay_ms)  # ValueError with the allowed values
     inputs: list[Path] = list(args.audio)
+    for src in inputs:  # fail before the (slow) model load
+        if not src.is_file():
+            raise CliError(f"audio file not found: {src}")
     fmt = choose_format(args.format, args.output, len(inputs))
     destinations = output_paths(inputs, args.output, fmt)
     model_path = resolve_model(args.model)
