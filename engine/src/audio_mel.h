@@ -1,0 +1,36 @@
+// audio_mel.h - log-mel spectrogram frames, one at a time (the streaming frontend).
+//
+// Frame f of a padded signal x is the STFT of x[f*hop - n_fft/2 .. f*hop + n_fft/2) (zeros outside
+// the signal, which equals the reference's reflect padding because the padded signal starts and ends
+// with zeros), periodic Hann window, power spectrum, slaney mel filterbank, then
+// log10(max(., 1e-10)), max(., global_max - 8), (. + 4) / 4.
+#pragma once
+
+#include <vector>
+
+namespace captionist {
+
+struct model;
+
+class mel_frontend {
+public:
+    explicit mel_frontend(const model & m);
+
+    // `frame` holds n_fft samples (the window span); writes n_mel values to `out`.
+    void compute(const float * frame, float * out) const;
+
+    int n_fft() const { return n_fft_; }
+    int n_mel() const { return n_mel_; }
+
+private:
+    int n_fft_;
+    int n_freq_;
+    int n_mel_;
+    float log_floor_;
+    std::vector<double> cos_; // [n_freq][n_fft]
+    std::vector<double> sin_; // [n_freq][n_fft]
+    std::vector<float> window_;
+    std::vector<float> filters_; // [n_freq][n_mel]
+};
+
+} // namespace captionist

@@ -1,0 +1,88 @@
+#include "graph_decoder.h"
+
+#include "graph_attention.h"
+#include "kv_ring.h"
+#include "model.h"
+
+#include <cmath>
+
+namespace captionist {
+
+decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring, int n,
+                                  int64_t pos0) {
+    const model_hparams & hp = m.hp;
+    const model_weights & w = m.w;
+    const int64_t D = hp.dec_n_embd;
+    const int hd = (int) hp.dec_head_dim, nh = (int) hp.dec_n_head, nkv = (int) hp.dec_n_head_kv;
+    decoder_graph g;
+
+    g.ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    ggml_set_input(g.ids);
+    g.audio = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, D, n);
+    ggml_set_input(g.audio);
+    g.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    ggml_set_input(g.pos);
+    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ring.n_used(), n);
+    ggml_set_input(g.mask);
+    g.ada = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, D, hp.dec_n_layer);
+    ggml_set_input(g.ada);
+
+    ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, w.token_embd, g.ids), g.audio); // [D, n]
+    for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
+        const decoder_layer & l = w.dec[il];
+        ggml_tensor * h = build_rms_norm(ctx, x, l.attn_norm, hp.dec_rms_eps);
+        ggml_tensor * q = ggml_mul_mat(ctx, l.wq, h);
+        ggml_tensor * k = ggml_mul_mat(ctx, l.wk, h);
+        ggml_tensor * v = ggml_mul_mat(ctx, l.wv, h);
+        q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n), g.pos, hd, hp.dec_rope_theta);
+        k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nkv, n), g.pos, hd, hp.dec_rope_theta);
+        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0);
+        x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.wo, att));
+
+        h = build_rms_norm(ctx, x, l.ffn_norm, hp.dec_rms_eps);
+        ggml_tensor * scale = ggml_view_1d(ctx, g.ada, D, il * g.ada->nb[1]);
+        h = ggml_mul(ctx, h, scale);
+        ggml_tensor * gate = ggml_silu(ctx, ggml_mul_mat(ctx, l.w_gate, h));
+        ggml_tensor * up = ggml_mul_mat(ctx, l.w_up, h);
+        x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.w_down, ggml_mul(ctx, gate, up)));
+    }
+    ggml_tensor * last = ggml_view_2d(ctx, x, D, 1, x->nb[1], (size_t) (n - 1) * x->nb[1]);
+    last = build_rms_norm(ctx, last, w.dec_norm, hp.dec_rms_eps);
+    g.logits = ggml_mul_mat(ctx, w.token_embd, last); // [n_vocab, 1]
+    ggml_set_output(g.logits);
+    ggml_build_forward_expand(gf, g.logits);
+    return g;
+}
+
+ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m) {
+    const model_hparams & hp = m.hp;
+    ada_graph g;
+    g.t_cond = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, hp.dec_n_embd);
+    ggml_set_input(g.t_cond);
+    ggml_tensor * all = nullptr;
+    for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
+        const decoder_layer & l = m.w.dec[il];
+        ggml_tensor * a = ggml_gelu_erf(ctx, ggml_mul_mat(ctx, l.ada_1, g.t_cond));
+        ggml_tensor * s = ggml_scale_bias(ctx, ggml_mul_mat(ctx, l.ada_2, a), 1.0f, 1.0f); // 1 + ada(t)
+        all = all ? ggml_concat(ctx, all, s, 1) : s;
+    }
+    g.scales = all;
+    ggml_set_output(g.scales);
+    ggml_build_forward_expand(gf, g.scales);
+    return g;
+}
+
+std::vector<float> delay_time_embedding(const model & m, int num_delay_tokens) {
+    const int D = (int) m.hp.dec_n_embd, half = D / 2;
+    std::vector<float> t(D);
+    const float log_theta = std::log(m.hp.time_embedding_theta);
+    for (int i = 0; i < half; ++i) {
+        const float inv_freq = std::exp(-log_theta * (float) i / (float) half);
+        const float e = (float) num_delay_tokens * inv_freq;
+        t[i] = std::cos(e);
+        t[half + i] = std::sin(e);
+    }
+    return t;
+}
+
+} // namespace captionist

@@ -1,0 +1,44 @@
+// graph_runner.h - one stream's compute resources: its own backend instances and scheduler.
+//
+// ggml backends keep per-instance work buffers, so two threads must never compute on the same
+// backend object. Each stream therefore owns a graph_runner; the model's weights are shared.
+// Usage per graph: ctx = begin(); build into ctx; alloc(gf); set inputs; compute(gf); read outputs.
+#pragma once
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include <vector>
+
+namespace captionist {
+
+struct model;
+
+class graph_runner {
+public:
+    explicit graph_runner(const model & m);
+    graph_runner(const graph_runner &) = delete;
+    graph_runner & operator=(const graph_runner &) = delete;
+    ~graph_runner();
+
+    // A fresh no_alloc context for building one graph (the previous one is released).
+    ggml_context * begin();
+    ggml_cgraph * new_graph(ggml_context * ctx) const;
+    // Allocates the graph's intermediate tensors; throws if the backend runs out of memory.
+    void alloc(ggml_cgraph * gf);
+    // Runs the graph; throws on backend failure.
+    void compute(ggml_cgraph * gf);
+
+    ggml_backend_buffer_type_t weights_buft() const;
+
+private:
+    const model & m_;
+    std::vector<ggml_backend_t> backends_;
+    ggml_backend_sched_t sched_ = nullptr;
+    std::vector<uint8_t> meta_;
+    ggml_context * ctx_ = nullptr;
+};
+
+constexpr size_t GRAPH_MAX_NODES = 16384;
+
+} // namespace captionist

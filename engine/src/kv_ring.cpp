@@ -1,0 +1,105 @@
+#include "kv_ring.h"
+
+#include <ggml-alloc.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace captionist {
+
+kv_ring::~kv_ring() {
+    if (buf_) ggml_backend_buffer_free(buf_);
+    if (ctx_) ggml_free(ctx_);
+}
+
+void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
+                   int window, int capacity) {
+    n_layer_ = n_layer;
+    n_head_kv_ = n_head_kv;
+    head_dim_ = head_dim;
+    window_ = window;
+    capacity_ = capacity;
+    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (2 * n_layer + 2),
+                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
+    ctx_ = ggml_init(p);
+    if (!ctx_) throw std::runtime_error("out of memory creating the KV cache context");
+    const int64_t row = (int64_t) head_dim * n_head_kv;
+    k_.resize(n_layer);
+    v_.resize(n_layer);
+    for (int il = 0; il < n_layer; ++il) {
+        k_[il] = ggml_new_tensor_2d(ctx_, type, row, capacity);
+        v_[il] = ggml_new_tensor_2d(ctx_, type, capacity, row);
+    }
+    buf_ = ggml_backend_alloc_ctx_tensors_from_buft(ctx_, buft);
+    if (!buf_) throw std::runtime_error("not enough memory for the KV cache");
+    ggml_backend_buffer_clear(buf_, 0);
+    clear();
+}
+
+void kv_ring::clear() {
+    next_pos_ = 0;
+    slot_pos_.assign(capacity_, -1);
+}
+
+size_t kv_ring::bytes() const {
+    return buf_ ? ggml_backend_buffer_get_size(buf_) : 0;
+}
+
+void kv_ring::claim(int64_t pos0, int n) {
+    if (pos0 != next_pos_ || n <= 0 || n > capacity_ - window_ + 1) {
+        throw std::logic_error("kv_ring::claim: batch does not follow the previous one or is too large");
+    }
+    for (int i = 0; i < n; ++i) slot_pos_[(size_t) ((pos0 + i) % capacity_)] = pos0 + i;
+    next_pos_ = pos0 + n;
+}
+
+int kv_ring::n_used() const {
+    return (int) std::min<int64_t>(next_pos_, capacity_);
+}
+
+void kv_ring::fill_mask(int64_t pos0, int n_q, float * out) const {
+    const int n_kv = n_used();
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    for (int iq = 0; iq < n_q; ++iq) {
+        const int64_t q = pos0 + iq;
+        float * row = out + (size_t) iq * n_kv;
+        for (int s = 0; s < n_kv; ++s) {
+            const int64_t k = slot_pos_[s];
+            row[s] = (k >= 0 && k <= q && k > q - window_) ? 0.0f : neg_inf;
+        }
+    }
+}
+
+void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * k_cur, ggml_tensor * v_cur,
+                    int64_t pos0) const {
+    const int64_t n = k_cur->ne[1];
+    const int64_t row = k_cur->ne[0];
+    int64_t done = 0;
+    while (done < n) {
+        const int64_t slot = (pos0 + done) % capacity_;
+        const int64_t cnt = std::min<int64_t>(n - done, capacity_ - slot);
+        ggml_tensor * ks = ggml_view_2d(ctx, k_cur, row, cnt, k_cur->nb[1], done * k_cur->nb[1]);
+        ggml_tensor * kd = ggml_view_2d(ctx, k_[il], row, cnt, k_[il]->nb[1], slot * k_[il]->nb[1]);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, ks, kd));
+        ggml_tensor * vs = ggml_view_2d(ctx, v_cur, row, cnt, v_cur->nb[1], done * v_cur->nb[1]);
+        ggml_tensor * vd = ggml_view_2d(ctx, v_[il], cnt, row, v_[il]->nb[1], slot * ggml_element_size(v_[il]));
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, ggml_transpose(ctx, vs), vd));
+        done += cnt;
+    }
+}
+
+ggml_tensor * kv_ring::keys(ggml_context * ctx, int il) const {
+    ggml_tensor * k = k_[il];
+    ggml_tensor * v3 = ggml_view_3d(ctx, k, head_dim_, n_head_kv_, n_used(), ggml_row_size(k->type, head_dim_),
+                                    k->nb[1], 0);
+    return ggml_permute(ctx, v3, 0, 2, 1, 3);
+}
+
+ggml_tensor * kv_ring::values(ggml_context * ctx, int il) const {
+    ggml_tensor * v = v_[il];
+    return ggml_view_3d(ctx, v, n_used(), head_dim_, n_head_kv_, v->nb[1], v->nb[1] * head_dim_, 0);
+}
+
+} // namespace captionist

@@ -1,0 +1,60 @@
+// kv_ring.h - a sliding-window key/value cache stored as a ring of slots.
+//
+// Position p lives in slot p % capacity. With capacity >= window - 1 + (largest batch), writing a
+// batch never overwrites a key that a query of the same batch can still see, so memory and
+// per-token cost stay constant however long the stream runs. RoPE is applied before caching
+// (absolute positions), so the order of slots does not matter; the mask hides empty slots and
+// positions outside each query's window (query q sees keys k with q - window < k <= q).
+#pragma once
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace captionist {
+
+class kv_ring {
+public:
+    kv_ring() = default;
+    kv_ring(const kv_ring &) = delete;
+    kv_ring & operator=(const kv_ring &) = delete;
+    ~kv_ring();
+
+    // Allocates n_layer K and V tensors of `capacity` slots on `buft`. Throws on allocation failure.
+    void init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
+              int window, int capacity);
+    // Forget every position (keeps the allocation).
+    void clear();
+
+    // Host bookkeeping for a batch of `n` positions starting at `pos0` (must equal next_pos()).
+    void claim(int64_t pos0, int n);
+    int64_t next_pos() const { return next_pos_; }
+    int n_used() const; // slots holding a position: attention runs over [0, n_used())
+    int capacity() const { return capacity_; }
+    int window() const { return window_; }
+
+    // Mask [n_q][n_used()] for queries at pos0..pos0+n_q-1: 0 where visible, -inf elsewhere.
+    void fill_mask(int64_t pos0, int n_q, float * out) const;
+
+    // Graph pieces for layer `il`:
+    // store `k_cur`/`v_cur` (F32 [head_dim*n_head_kv, n]) for positions pos0.. into their slots.
+    void store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * k_cur, ggml_tensor * v_cur,
+               int64_t pos0) const;
+    ggml_tensor * keys(ggml_context * ctx, int il) const;   // [head_dim, n_used, n_head_kv]
+    ggml_tensor * values(ggml_context * ctx, int il) const; // [n_used, head_dim, n_head_kv]
+
+    size_t bytes() const;
+
+private:
+    int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0;
+    int64_t next_pos_ = 0;
+    std::vector<int64_t> slot_pos_; // absolute position held by each slot, -1 if empty
+    ggml_context * ctx_ = nullptr;
+    ggml_backend_buffer_t buf_ = nullptr;
+    std::vector<ggml_tensor *> k_; // [head_dim*n_head_kv, capacity]  row per slot
+    std::vector<ggml_tensor *> v_; // [capacity, head_dim*n_head_kv]  transposed: column per slot
+};
+
+} // namespace captionist

@@ -1,0 +1,327 @@
+#include "stream.h"
+
+#include "graph_decoder.h"
+#include "graph_encoder.h"
+#include "model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace captionist {
+
+namespace {
+
+constexpr int MAX_DELAY_TOKENS = 30;     // 2400 ms
+constexpr int MAX_BATCH_TOKENS = 32;     // encoder batch: 32 tokens = 128 encoder frames = 2.56 s
+constexpr int64_t PCM_RELEASE_CHUNK = 16000;
+
+int32_t argmax(const std::vector<float> & v) {
+    return (int32_t) (std::max_element(v.begin(), v.end()) - v.begin()); // first maximum, like torch
+}
+
+} // namespace
+
+stream::stream(std::shared_ptr<const model> m, const stream_options & opts)
+    : m_(std::move(m)), opts_(opts), runner_(*m_), mel_(*m_) {
+    const model_hparams & hp = m_->hp;
+    max_batch_tokens_ = MAX_BATCH_TOKENS;
+    const int enc_frames_batch = max_batch_tokens_ * (int) hp.downsample_factor;
+    enc_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.enc_n_layer, (int) hp.enc_n_head,
+                   (int) hp.enc_head_dim, (int) hp.enc_sliding_window, (int) hp.enc_sliding_window + enc_frames_batch);
+    const int prompt_max = 1 + (int) hp.n_left_pad_tokens + MAX_DELAY_TOKENS;
+    dec_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.dec_n_layer, (int) hp.dec_n_head_kv,
+                   (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max);
+    delay_ = 0;
+    reset(opts.num_delay_tokens > 0 ? opts.num_delay_tokens : (int) hp.default_num_delay_tokens);
+}
+
+void stream::reset(int num_delay_tokens) {
+    if (num_delay_tokens == 0) num_delay_tokens = delay_;
+    if (num_delay_tokens < 1 || num_delay_tokens > MAX_DELAY_TOKENS) {
+        throw std::invalid_argument("num_delay_tokens must be between 1 and " + std::to_string(MAX_DELAY_TOKENS) +
+                                    ", got " + std::to_string(num_delay_tokens));
+    }
+    const model_hparams & hp = m_->hp;
+    const bool new_delay = num_delay_tokens != delay_;
+    delay_ = num_delay_tokens;
+    prompt_len_ = 1 + (int) hp.n_left_pad_tokens + delay_;
+    if (new_delay) compute_ada_scales();
+
+    pcm_.clear();
+    pcm_base_ = (int64_t) hp.n_left_pad_tokens * hp.samples_per_token();
+    samples_received_ = 0;
+    right_pad_ = 0;
+    mel_next_ = 0;
+    mel_pending_.clear();
+    mel_prev_.assign(2 * (size_t) hp.n_mel, 0.0f);
+    conv1_prev_.assign(hp.enc_n_embd, 0.0f);
+    enc_pos_ = 0;
+    enc_ring_.clear();
+    dec_ring_.clear();
+    embeds_.clear();
+    embeds_base_ = 0;
+    dec_pos_ = 0;
+    next_input_ = -1;
+    generated_.clear();
+    n_outputs_ = 0;
+    finished_ = false;
+    ended_ = false;
+    cap_ = stream_capture();
+    text_.clear();
+    broken_ = false;
+}
+
+void stream::compute_ada_scales() {
+    const model_hparams & hp = m_->hp;
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    ada_graph g = build_ada_graph(ctx, gf, *m_);
+    runner_.alloc(gf);
+    const std::vector<float> t = delay_time_embedding(*m_, delay_);
+    ggml_backend_tensor_set(g.t_cond, t.data(), 0, t.size() * sizeof(float));
+    runner_.compute(gf);
+    ada_scales_.resize((size_t) hp.dec_n_embd * hp.dec_n_layer);
+    ggml_backend_tensor_get(g.scales, ada_scales_.data(), 0, ada_scales_.size() * sizeof(float));
+}
+
+stream_result stream::feed(const float * pcm, size_t n) {
+    if (finished_) {
+        throw std::logic_error("the stream is finished; call reset() to start a new one");
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(pcm[i])) {
+            throw std::invalid_argument("audio sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
+        }
+    }
+    pcm_.insert(pcm_.end(), pcm, pcm + n);
+    samples_received_ += (int64_t) n;
+    stream_result out;
+    pump(out);
+    return out;
+}
+
+stream_result stream::finish() {
+    stream_result out;
+    if (finished_) {
+        out.audio_ms_received = ms_received();
+        out.audio_ms_decoded = ms_decoded();
+        return out;
+    }
+    const model_hparams & hp = m_->hp;
+    const int64_t spt = hp.samples_per_token();
+    right_pad_ = (spt - samples_received_ % spt) % spt + (int64_t) (delay_ + 1 + hp.n_right_pad_extra_tokens) * spt;
+    finished_ = true;
+    pump(out);
+    out.text_tail = text_.flush();
+    ended_ = true;
+    out.events.push_back("finished");
+    return out;
+}
+
+void stream::pump(stream_result & out) {
+    if (broken_) {
+        throw std::runtime_error("the stream failed earlier; call reset() to start again");
+    }
+    try {
+        compute_mel_frames();
+        run_audio_batches();
+        run_decoder(out);
+        release_consumed();
+    } catch (...) {
+        broken_ = true; // caches may hold a half-written batch
+        throw;
+    }
+    out.audio_ms_received = ms_received();
+    out.audio_ms_decoded = ms_decoded();
+}
+
+int64_t stream::mel_frames_total() const {
+    if (!finished_) return -1;
+    const model_hparams & hp = m_->hp;
+    const int64_t padded = (int64_t) hp.n_left_pad_tokens * hp.samples_per_token() + samples_received_ + right_pad_;
+    return padded / hp.hop_length;
+}
+
+int64_t stream::audio_tokens_total() const {
+    const int64_t t = mel_frames_total();
+    return t < 0 ? -1 : t / m_->hp.mel_frames_per_token;
+}
+
+void stream::compute_mel_frames() {
+    const model_hparams & hp = m_->hp;
+    const int64_t hop = hp.hop_length, half = hp.n_fft / 2;
+    const int64_t left = (int64_t) hp.n_left_pad_tokens * hp.samples_per_token();
+    const int64_t audio_end = left + samples_received_; // padded index one past the last real sample
+    const int64_t total = mel_frames_total();
+    std::vector<float> frame(hp.n_fft), out(hp.n_mel);
+    while (true) {
+        const int64_t f = mel_next_;
+        if (total >= 0 ? f >= total : f * hop + half > audio_end) break;
+        const int64_t start = f * hop - half;
+        for (int64_t i = 0; i < (int64_t) hp.n_fft; ++i) {
+            const int64_t s = start + i;
+            frame[i] = (s >= left && s < audio_end) ? pcm_[(size_t) (s - pcm_base_)] : 0.0f;
+        }
+        mel_.compute(frame.data(), out.data());
+        mel_pending_.insert(mel_pending_.end(), out.begin(), out.end());
+        if (opts_.capture) cap_.mel.insert(cap_.mel.end(), out.begin(), out.end());
+        ++mel_next_;
+    }
+}
+
+void stream::run_audio_batches() {
+    const model_hparams & hp = m_->hp;
+    const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd, D = hp.dec_n_embd;
+    const int fpt = (int) hp.mel_frames_per_token, epf = (int) hp.downsample_factor;
+    while (true) {
+        const int k_avail = (int) (mel_pending_.size() / (size_t) n_mel / fpt);
+        if (k_avail == 0) break;
+        const int k = std::min(k_avail, max_batch_tokens_);
+        const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf, T_in = 2 + n_frames;
+
+        enc_ring_.claim(enc_pos_, (int) n_enc);
+        ggml_context * ctx = runner_.begin();
+        ggml_cgraph * gf = runner_.new_graph(ctx);
+        audio_graph g = build_audio_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_);
+        runner_.alloc(gf);
+
+        std::vector<float> mel_in((size_t) (T_in * n_mel));
+        for (int64_t c = 0; c < n_mel; ++c) {
+            float * col = &mel_in[(size_t) (c * T_in)];
+            col[0] = mel_prev_[(size_t) c];
+            col[1] = mel_prev_[(size_t) (n_mel + c)];
+            for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
+        }
+        ggml_backend_tensor_set(g.mel_in, mel_in.data(), 0, mel_in.size() * sizeof(float));
+        ggml_backend_tensor_set(g.conv1_prev, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+        std::vector<int32_t> pos((size_t) n_enc);
+        for (int64_t i = 0; i < n_enc; ++i) pos[(size_t) i] = (int32_t) (enc_pos_ + i);
+        ggml_backend_tensor_set(g.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+        std::vector<float> mask((size_t) enc_ring_.n_used() * n_enc);
+        enc_ring_.fill_mask(enc_pos_, (int) n_enc, mask.data());
+        ggml_backend_tensor_set(g.mask, mask.data(), 0, mask.size() * sizeof(float));
+
+        runner_.compute(gf);
+
+        ggml_backend_tensor_get(g.conv1_last, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+        std::vector<float> emb((size_t) (D * k));
+        ggml_backend_tensor_get(g.embeds, emb.data(), 0, emb.size() * sizeof(float));
+        for (int i = 0; i < k; ++i) embeds_.emplace_back(emb.begin() + (size_t) i * D, emb.begin() + (size_t) (i + 1) * D);
+        if (opts_.capture) {
+            std::vector<float> eo((size_t) (E * n_enc));
+            ggml_backend_tensor_get(g.enc_out, eo.data(), 0, eo.size() * sizeof(float));
+            cap_.enc_out.insert(cap_.enc_out.end(), eo.begin(), eo.end());
+            cap_.embeds.insert(cap_.embeds.end(), emb.begin(), emb.end());
+        }
+        std::copy(mel_pending_.begin() + (n_frames - 2) * n_mel, mel_pending_.begin() + n_frames * n_mel,
+                  mel_prev_.begin());
+        mel_pending_.erase(mel_pending_.begin(), mel_pending_.begin() + n_frames * n_mel);
+        enc_pos_ += n_enc;
+    }
+}
+
+void stream::run_decoder(stream_result & out) {
+    const vocab & voc = m_->voc;
+    const int64_t n_avail = embeds_base_ + (int64_t) embeds_.size();
+    const int64_t total = audio_tokens_total();
+    const int64_t last_pos = total >= 0 ? total - 2 : INT64_MAX; // reference: max_length = n_audio
+    if (dec_pos_ == 0) {
+        if (n_avail < prompt_len_) return;
+        std::vector<int32_t> prompt((size_t) prompt_len_, voc.streaming_pad_id);
+        prompt[0] = voc.bos_id;
+        decode_positions(0, prompt_len_, prompt, out);
+    }
+    while (!ended_ && dec_pos_ < n_avail && dec_pos_ <= last_pos) {
+        if (dec_pos_ >= (int64_t) m_->hp.dec_max_position) {
+            // TODO(issue 3): re-anchor transparently instead of stopping at the RoPE position limit.
+            throw std::runtime_error("the stream reached the decoder's position limit");
+        }
+        decode_positions(dec_pos_, 1, {next_input_}, out);
+    }
+}
+
+void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
+    const model_hparams & hp = m_->hp;
+    const int64_t D = hp.dec_n_embd;
+    dec_ring_.claim(pos0, n);
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    decoder_graph g = build_decoder_graph(ctx, gf, *m_, dec_ring_, n, pos0);
+    runner_.alloc(gf);
+
+    ggml_backend_tensor_set(g.ids, ids.data(), 0, (size_t) n * sizeof(int32_t));
+    std::vector<float> audio((size_t) (D * n));
+    for (int i = 0; i < n; ++i) {
+        const std::vector<float> & e = embeds_[(size_t) (pos0 + i - embeds_base_)];
+        std::copy(e.begin(), e.end(), audio.begin() + (size_t) i * D);
+    }
+    ggml_backend_tensor_set(g.audio, audio.data(), 0, audio.size() * sizeof(float));
+    std::vector<int32_t> pos((size_t) n);
+    for (int i = 0; i < n; ++i) pos[(size_t) i] = (int32_t) (pos0 + i);
+    ggml_backend_tensor_set(g.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+    std::vector<float> mask((size_t) dec_ring_.n_used() * n);
+    dec_ring_.fill_mask(pos0, n, mask.data());
+    ggml_backend_tensor_set(g.mask, mask.data(), 0, mask.size() * sizeof(float));
+    ggml_backend_tensor_set(g.ada, ada_scales_.data(), 0, ada_scales_.size() * sizeof(float));
+
+    runner_.compute(gf);
+
+    std::vector<float> logits(hp.dec_n_vocab);
+    ggml_backend_tensor_get(g.logits, logits.data(), 0, logits.size() * sizeof(float));
+    dec_pos_ = pos0 + n;
+
+    const size_t j = n_outputs_++;
+    const int32_t tok = argmax(logits);
+    if (opts_.capture) cap_.logits.push_back(std::move(logits));
+    const bool forced = j < forced_.size();
+    const int32_t eos = m_->voc.eos_id;
+    if (tok == eos) {
+        if ((opts_.eos_ends || finished_) && !forced) {
+            ended_ = true;
+            return;
+        }
+        if (!forced) out.events.push_back("end_of_utterance");
+        next_input_ = m_->voc.streaming_pad_id;
+    } else {
+        generated_.push_back(tok);
+        const std::string piece = m_->voc.is_control(tok) ? std::string() : text_.push(m_->voc.token_bytes(tok));
+        out.new_tokens.push_back({tok, (int64_t) j * hp.samples_per_token() * 1000 / hp.sample_rate, piece});
+        next_input_ = tok;
+    }
+    if (forced) next_input_ = forced_[j];
+}
+
+void stream::release_consumed() {
+    while (!embeds_.empty() && embeds_base_ < dec_pos_) {
+        embeds_.pop_front();
+        ++embeds_base_;
+    }
+    const model_hparams & hp = m_->hp;
+    const int64_t keep_from = mel_next_ * (int64_t) hp.hop_length - (int64_t) hp.n_fft / 2;
+    const int64_t drop = std::min<int64_t>(keep_from - pcm_base_, (int64_t) pcm_.size());
+    if (drop >= PCM_RELEASE_CHUNK || (drop > 0 && finished_)) {
+        pcm_.erase(pcm_.begin(), pcm_.begin() + drop);
+        pcm_base_ += drop;
+    }
+}
+
+int64_t stream::ms_received() const {
+    return samples_received_ * 1000 / m_->hp.sample_rate;
+}
+
+int64_t stream::ms_decoded() const {
+    const int64_t tok_ms = (int64_t) m_->hp.samples_per_token() * 1000 / m_->hp.sample_rate;
+    const int64_t ms = (dec_pos_ - (int64_t) m_->hp.n_left_pad_tokens) * tok_ms;
+    return std::max<int64_t>(0, std::min(ms, ms_received()));
+}
+
+size_t stream::state_bytes() const {
+    size_t b = enc_ring_.bytes() + dec_ring_.bytes();
+    b += pcm_.capacity() * sizeof(float) + mel_pending_.capacity() * sizeof(float);
+    for (const auto & e : embeds_) b += e.capacity() * sizeof(float);
+    return b;
+}
+
+} // namespace captionist
