@@ -85,3 +85,140 @@ def _engine_module() -> Any:
     except ImportError as exc:  # pragma: no cover - only without a built extension
         raise EngineError(f"the compiled engine is not available: {exc}") from exc
     return _engine
+
+
+def _check_pcm(pcm: Any, *, allow_empty: bool) -> np.ndarray:
+    """Validate audio for the engine: a 1-D float32 array of finite samples."""
+    if not isinstance(pcm, np.ndarray):
+        raise ValueError(f"audio must be a numpy array, got {type(pcm).__name__}")
+    if pcm.ndim != 1:
+        raise ValueError(f"audio must be 1-D mono samples, got an array of shape {pcm.shape}")
+    if pcm.dtype != np.float32:
+        raise ValueError(f"audio must be float32 samples at {SAMPLE_RATE} Hz, got dtype {pcm.dtype}")
+    if not allow_empty and pcm.size == 0:
+        raise ValueError("audio is empty")
+    if pcm.size and not np.isfinite(pcm).all():
+        bad = int(np.flatnonzero(~np.isfinite(pcm))[0])
+        raise ValueError(f"audio sample {bad} is not a finite number (NaN or Inf)")
+    return np.ascontiguousarray(pcm)
+
+
+def _delay_tokens(delay_ms: int | None, default_tokens: int) -> int:
+    return default_tokens if delay_ms is None else delay_ms_to_tokens(delay_ms)
+
+
+class Model:
+    """A loaded model file. Immutable and shareable across threads."""
+
+    def __init__(self, path: str | Path, backend: str = "auto", n_threads: int | None = None) -> None:
+        if backend not in ("auto", "cpu", "metal", "cuda"):
+            raise ValueError(f"backend must be auto, cpu, metal or cuda; got {backend!r}")
+        if n_threads is not None and n_threads < 1:
+            raise ValueError(f"n_threads must be at least 1, got {n_threads}")
+        self.path = Path(path)
+        self._m = _engine_module().Model(str(path), backend, n_threads or 0)
+        self.info: dict[str, Any] = self._m.info()
+        self._n_special: int = self.info["n_special"]
+
+    @property
+    def default_delay_ms(self) -> int:
+        return int(self.info["default_delay_ms"])
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return bytes(self._m.token_bytes(token_id))
+
+    def is_control(self, token_id: int) -> bool:
+        return token_id < self._n_special
+
+    def stream(self, delay_ms: int | None = None) -> Stream:
+        """A new live stream (its own caches); ``delay_ms`` None = the model's default."""
+        return Stream(self, delay_ms)
+
+    def transcribe(self, pcm: np.ndarray, delay_ms: int | None = None) -> Transcript:
+        """Offline transcription exactly as the reference does it (EOS ends decoding)."""
+        pcm = _check_pcm(pcm, allow_empty=False)
+        s = _engine_module().Stream(
+            self._m, _delay_tokens(delay_ms, self.info["default_delay_tokens"]), True, False
+        )
+        tokens: list[Token] = []
+        text = ""
+        for r in (s.feed(pcm), s.finish()):
+            new = self._tokens(r)
+            tokens += new
+            text += "".join(t.piece for t in new) + r["text_tail"]
+        return Transcript(text=text, token_ids=[t.id for t in tokens], tokens=tokens)
+
+    def _tokens(self, result: dict[str, Any]) -> list[Token]:
+        return [Token(i, piece, t, i < self._n_special) for i, piece, t in result["new_tokens"]]
+
+
+class Stream:
+    """Incremental transcription of one audio stream. Owned by one thread at a time.
+
+    ``feed`` accepts any number of samples (1 sample or a minute); ``finish`` pads the end and
+    decodes to the end, after which the result equals ``Model.transcribe`` of the same audio.
+    Live rule: an EOS before ``finish`` never ends the stream; it is reported as an
+    ``"end_of_utterance"`` event and decoding continues.
+    """
+
+    def __init__(self, model: Model, delay_ms: int | None = None) -> None:
+        self.model = model
+        self._delay_tokens = _delay_tokens(delay_ms, model.info["default_delay_tokens"])
+        self._s = _engine_module().Stream(model._m, self._delay_tokens, False, False)
+        self._clear()
+
+    def _clear(self) -> None:
+        self.revision = 0
+        self.text = ""
+        self.token_ids: list[int] = []
+
+    @property
+    def delay_ms(self) -> int:
+        return self._delay_tokens * TOKEN_MS
+
+    def feed(self, pcm: np.ndarray) -> StreamUpdate:
+        return self._update(self._s.feed(_check_pcm(pcm, allow_empty=True)))
+
+    def finish(self) -> StreamUpdate:
+        return self._update(self._s.finish())
+
+    def timings(self) -> dict[str, float]:
+        """Cumulative engine time of this stream: mel_ms, audio_ms (conv + encoder + projector),
+        decoder_ms, and the counts n_mel_frames, n_audio_batches, n_audio_tokens, n_decoder_calls,
+        n_decoder_positions."""
+        return dict(self._s.timings())
+
+    def reset(self, delay_ms: int | None = None) -> None:
+        """Start over (optionally with another delay); allocations are kept."""
+        tokens = self._delay_tokens if delay_ms is None else delay_ms_to_tokens(delay_ms)
+        self._s.reset(tokens)
+        self._delay_tokens = tokens
+        self._clear()
+
+    def _update(self, result: dict[str, Any]) -> StreamUpdate:
+        new = self.model._tokens(result)
+        added = "".join(t.piece for t in new) + result["text_tail"]
+        if added:
+            self.text += added
+            self.revision += 1
+        self.token_ids += [t.id for t in new]
+        return StreamUpdate(
+            revision=self.revision,
+            text=self.text,
+            new_tokens=new,
+            token_ids=list(self.token_ids),
+            audio_ms_received=int(result["audio_ms_received"]),
+            audio_ms_decoded=int(result["audio_ms_decoded"]),
+            events=list(result["events"]),
+        )
+
+
+def quantize(
+    src: str | Path, dst: str | Path, type_name: str, n_threads: int | None = None, progress: Any = None
+) -> None:
+    """Write ``dst``: ``src`` with its matrices quantized (Q8_0, Q5_K, Q4_K, Q6_K, F16, Q4_K_M, Q5_K_M).
+
+    ``progress(done_bytes, total_bytes)`` is called as tensors are written. Nothing is left at
+    ``dst`` on failure.
+    """
+    _engine_module().quantize(str(src), str(dst), type_name, n_threads or 0, progress)

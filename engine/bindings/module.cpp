@@ -165,6 +165,15 @@ PYBIND11_MODULE(_engine, mod) {
         .def_property_readonly("delay_tokens", [](const py_stream & s) { return s.s->num_delay_tokens(); })
         .def_property_readonly("finished", [](const py_stream & s) { return s.s->finished(); })
         .def_property_readonly("state_bytes", [](const py_stream & s) { return s.s->state_bytes(); })
+        .def("timings", [](const py_stream & s) {
+            const stream_timings & t = s.s->timings();
+            py::dict d;
+            d["mel_ms"] = t.mel_ms; d["audio_ms"] = t.audio_ms; d["decoder_ms"] = t.decoder_ms;
+            d["n_mel_frames"] = t.n_mel_frames; d["n_audio_batches"] = t.n_audio_batches;
+            d["n_audio_tokens"] = t.n_audio_tokens; d["n_decoder_calls"] = t.n_decoder_calls;
+            d["n_decoder_positions"] = t.n_decoder_positions;
+            return d;
+        })
         .def("captured", [](const py_stream & s) {
             const stream_capture & c = s.s->capture();
             py::dict d;

@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,10 @@ namespace {
 constexpr int MAX_DELAY_TOKENS = 30;     // 2400 ms
 constexpr int MAX_BATCH_TOKENS = 32;     // encoder batch: 32 tokens = 128 encoder frames = 2.56 s
 constexpr int64_t PCM_RELEASE_CHUNK = 16000;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 int32_t argmax(const std::vector<float> & v) {
     return (int32_t) (std::max_element(v.begin(), v.end()) - v.begin()); // first maximum, like torch
@@ -69,6 +74,7 @@ void stream::reset(int num_delay_tokens) {
     finished_ = false;
     ended_ = false;
     cap_ = stream_capture();
+    timings_ = stream_timings();
     text_.clear();
     broken_ = false;
 }
@@ -156,6 +162,8 @@ void stream::compute_mel_frames() {
     const int64_t audio_end = left + samples_received_; // padded index one past the last real sample
     const int64_t total = mel_frames_total();
     std::vector<float> frame(hp.n_fft), out(hp.n_mel);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t first = mel_next_;
     while (true) {
         const int64_t f = mel_next_;
         if (total >= 0 ? f >= total : f * hop + half > audio_end) break;
@@ -169,6 +177,8 @@ void stream::compute_mel_frames() {
         if (opts_.capture) cap_.mel.insert(cap_.mel.end(), out.begin(), out.end());
         ++mel_next_;
     }
+    timings_.mel_ms += ms_since(t0);
+    timings_.n_mel_frames += mel_next_ - first;
 }
 
 void stream::run_audio_batches() {
@@ -181,6 +191,7 @@ void stream::run_audio_batches() {
         const int k = std::min(k_avail, max_batch_tokens_);
         const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf, T_in = 2 + n_frames;
 
+        const auto t0 = std::chrono::steady_clock::now();
         enc_ring_.claim(enc_pos_, (int) n_enc);
         ggml_context * ctx = runner_.begin();
         ggml_cgraph * gf = runner_.new_graph(ctx);
@@ -219,6 +230,9 @@ void stream::run_audio_batches() {
                   mel_prev_.begin());
         mel_pending_.erase(mel_pending_.begin(), mel_pending_.begin() + n_frames * n_mel);
         enc_pos_ += n_enc;
+        timings_.audio_ms += ms_since(t0);
+        timings_.n_audio_batches += 1;
+        timings_.n_audio_tokens += k;
     }
 }
 
@@ -245,6 +259,7 @@ void stream::run_decoder(stream_result & out) {
 void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
     const model_hparams & hp = m_->hp;
     const int64_t D = hp.dec_n_embd;
+    const auto t0 = std::chrono::steady_clock::now();
     dec_ring_.claim(pos0, n);
     ggml_context * ctx = runner_.begin();
     ggml_cgraph * gf = runner_.new_graph(ctx);
@@ -271,6 +286,9 @@ void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & 
     std::vector<float> logits(hp.dec_n_vocab);
     ggml_backend_tensor_get(g.logits, logits.data(), 0, logits.size() * sizeof(float));
     dec_pos_ = pos0 + n;
+    timings_.decoder_ms += ms_since(t0);
+    timings_.n_decoder_calls += 1;
+    timings_.n_decoder_positions += n;
 
     const size_t j = n_outputs_++;
     const int32_t tok = argmax(logits);
@@ -286,7 +304,8 @@ void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & 
         next_input_ = m_->voc.streaming_pad_id;
     } else {
         generated_.push_back(tok);
-        const std::string piece = m_->voc.is_control(tok) ? std::string() : text_.push(m_->voc.token_bytes(tok));
+        // tekken decodes each run of text tokens on its own: a control token ends the run.
+        const std::string piece = m_->voc.is_control(tok) ? text_.flush() : text_.push(m_->voc.token_bytes(tok));
         out.new_tokens.push_back({tok, (int64_t) j * hp.samples_per_token() * 1000 / hp.sample_rate, piece});
         next_input_ = tok;
     }

@@ -29,7 +29,7 @@ struct model;
 struct stream_token {
     int32_t id;        // token id (control tokens included)
     int64_t time_ms;   // audio time of the 80 ms slot this token belongs to
-    std::string piece; // text this token completed ('' for control tokens and split characters)
+    std::string piece; // text this token completed ('' while a character is split across tokens)
 };
 
 struct stream_result {
@@ -44,6 +44,17 @@ struct stream_options {
     int num_delay_tokens = 0;   // 0 = the model's default
     bool eos_ends = false;      // true: EOS ends decoding (reference offline); false: live rule
     bool capture = false;       // keep mel, encoder output, embeddings and logits for inspection
+};
+
+struct stream_timings {
+    double mel_ms = 0;     // log-mel frames (host)
+    double audio_ms = 0;   // conv stem + encoder + projector graphs
+    double decoder_ms = 0; // decoder graphs (prefill and steps)
+    int64_t n_mel_frames = 0;
+    int64_t n_audio_batches = 0;
+    int64_t n_audio_tokens = 0;
+    int64_t n_decoder_calls = 0;
+    int64_t n_decoder_positions = 0;
 };
 
 struct stream_capture {
@@ -73,6 +84,7 @@ public:
     int num_delay_tokens() const { return delay_; }
     const std::vector<int32_t> & token_ids() const { return generated_; }
     const stream_capture & capture() const { return cap_; }
+    const stream_timings & timings() const { return timings_; }
     bool finished() const { return finished_; }
     size_t state_bytes() const;
 
@@ -126,6 +138,7 @@ private:
     utf8_assembler text_;
     bool broken_ = false;
     stream_capture cap_;
+    stream_timings timings_;
 };
 
 } // namespace captionist
