@@ -8,10 +8,11 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# Tests run against the installed package (`pip install .` or, while developing, `pip install -e .`),
+# which carries the compiled engine; the repository root is on the path for `tests.fakes`.
 ROOT = Path(__file__).resolve().parent.parent
-for p in (ROOT / "app", ROOT):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
