@@ -26,7 +26,9 @@ def _setup(fake_sd: FakeSoundDevice, wav: Path, model: FakeModel):
     return ctl, src, loads
 
 
-def _run_session(qtbot, ctl: SessionController, fake_sd: FakeSoundDevice, cfg: SessionConfig) -> SessionResult:
+def _run_session(
+    qtbot, ctl: SessionController, fake_sd: FakeSoundDevice, cfg: SessionConfig
+) -> SessionResult:
     results: list[SessionResult] = []
     ctl.session_finished.connect(results.append)
     assert ctl.start(cfg)

@@ -20,7 +20,9 @@ from tests.fakes.fake_sounddevice import FakeSoundDevice
 class ListSource:
     """Hands out prepared chunks, then behaves like a stopped capture (sets stop, returns None)."""
 
-    def __init__(self, chunks: list[np.ndarray], control: WorkerControl, on_read: Callable[[int], None] = None):
+    def __init__(
+        self, chunks: list[np.ndarray], control: WorkerControl, on_read: Callable[[int], None] = None
+    ):
         self.chunks, self.control, self.on_read, self.reads = list(chunks), control, on_read, 0
 
     def read(self, timeout: float = 0.0) -> np.ndarray | None:
@@ -129,7 +131,9 @@ def test_load_shedding_drops_oldest_audio_beyond_max_lag(qtbot) -> None:
     pcm = speech_like(16000, [(10.0, True)])
     control = WorkerControl()
     model = FakeModel()
-    run = Run(qtbot, model, ListSource([pcm], control), control, policy=LoadPolicy(max_lag_ms=4000, keep_ms=1000))
+    run = Run(
+        qtbot, model, ListSource([pcm], control), control, policy=LoadPolicy(max_lag_ms=4000, keep_ms=1000)
+    )
     summary = run.wait()
     assert summary.dropped_ms == 9000 and model.fed_samples == 16000
     assert run.notices == ["transcription fell behind: skipped 9.0 s of audio"]
@@ -155,7 +159,9 @@ def test_slow_engine_reports_lag_and_sheds(qtbot) -> None:
 
 def test_engine_error_reaches_ui_and_thread_ends(qtbot) -> None:
     control = WorkerControl()
-    run = Run(qtbot, FakeModel(fail_after_feeds=1), ListSource([np.zeros(1600, np.float32)] * 5, control), control)
+    run = Run(
+        qtbot, FakeModel(fail_after_feeds=1), ListSource([np.zeros(1600, np.float32)] * 5, control), control
+    )
     summary = run.wait()
     assert run.errors == ["fake engine failure"] and summary.error == "fake engine failure"
     assert run.thread.isFinished()

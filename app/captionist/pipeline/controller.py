@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.signals import emit
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter
 
@@ -113,7 +114,7 @@ class SessionController(QObject):
 
     def _set_state(self, state: str) -> None:
         self._state = state
-        self.state_changed.emit(state)
+        emit(self.state_changed, state)
 
     # --- wiring --------------------------------------------------------------------------------
     def _default_capture(self, sources: list[Source]) -> Capture:
@@ -142,17 +143,17 @@ class SessionController(QObject):
     def start(self, config: SessionConfig) -> bool:
         """Open the sources and start a session; on failure emit ``error`` and return False."""
         if self._state != "idle":
-            self.error.emit("a session is already running")
+            emit(self.error, "a session is already running")
             return False
         if not config.sources:
-            self.error.emit("no audio source selected")
+            emit(self.error, "no audio source selected")
             return False
         self._config = config
         try:
             capture = self._capture_factory(config.sources)
             capture.start()
         except (CaptureError, OSError, ValueError) as exc:
-            self.error.emit(str(exc))
+            emit(self.error, str(exc))
             return False
         writer = None
         if config.folder is not None:
@@ -165,7 +166,7 @@ class SessionController(QObject):
                 )
             except (OSError, ValueError) as exc:
                 capture.stop()
-                self.error.emit(f"cannot write the transcript: {exc}")
+                emit(self.error, f"cannot write the transcript: {exc}")
                 return False
         self._capture, self._writer, self._write_failed = capture, writer, False
         self._control = WorkerControl()
@@ -214,23 +215,23 @@ class SessionController(QObject):
                 self._writer.add_tokens(update.new_tokens)
             except OSError as exc:
                 if not self._write_failed:
-                    self.error.emit(str(exc))
+                    emit(self.error, str(exc))
                 self._write_failed = True
             else:
                 self._write_failed = False
-        self.caption.emit(update)
+        emit(self.caption, update)
 
     @Slot(object)
     def _on_stats(self, stats: WorkerStats) -> None:
-        self.stats.emit(stats)
+        emit(self.stats, stats)
 
     @Slot(str)
     def _on_notice(self, message: str) -> None:
-        self.notice.emit(message)
+        emit(self.notice, message)
 
     @Slot(str)
     def _on_error(self, message: str) -> None:
-        self.error.emit(message)
+        emit(self.error, message)
 
     @Slot(object)
     def _on_finished(self, summary: SessionSummary) -> None:
@@ -242,13 +243,13 @@ class SessionController(QObject):
             try:
                 path = self._writer.close()
             except OSError as exc:
-                self.error.emit(str(exc))
+                emit(self.error, str(exc))
         if self._thread is not None:
             self._thread.quit()  # the queued quit from the worker may not have been delivered yet
             self._thread.wait()
         self._worker, self._thread, self._control, self._capture, self._writer = None, None, None, None, None
         self._set_state("idle")
-        self.session_finished.emit(SessionResult(summary, path))
+        emit(self.session_finished, SessionResult(summary, path))
 
     @Slot()
     def _check_silence(self) -> None:
@@ -258,9 +259,10 @@ class SessionController(QObject):
             silent = self._capture.silent_seconds(src.id) >= self._config.silence_warning_s
             if silent and src.id not in self._silence_warned:
                 self._silence_warned.add(src.id)
-                self.notice.emit(
+                emit(
+                    self.notice,
                     f"no sound from {src.name!r} for {self._config.silence_warning_s:g} s "
-                    "- is it the right source, and is it muted?"
+                    "- is it the right source, and is it muted?",
                 )
             elif not silent:
                 self._silence_warned.discard(src.id)

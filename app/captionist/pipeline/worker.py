@@ -39,6 +39,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from captionist.engine import SAMPLE_RATE, StreamUpdate
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.signals import emit
 
 
 class AudioSource(Protocol):
@@ -116,15 +117,16 @@ class InferenceWorker(QObject):
             self._run()
         except Exception as exc:  # loop boundary: report, never die silently
             error = str(exc) or type(exc).__name__
-            self.error.emit(error)
+            emit(self.error, error)
         self._emit_stats()
-        self.finished.emit(
+        emit(
+            self.finished,
             SessionSummary(
                 text=self._base_text,
                 audio_ms=_ms(self._audio_samples),
                 dropped_ms=self._dropped_ms,
                 error=error,
-            )
+            ),
         )
 
     def _run(self) -> None:
@@ -140,7 +142,7 @@ class InferenceWorker(QObject):
                 self._backlog_samples += chunk.size
                 self._audio_samples += chunk.size
             for message in self._source.poll_events():
-                self.notice.emit(message)
+                emit(self.notice, message)
             if stopping and chunk is None and not self._backlog:
                 break
             if not stopping:
@@ -151,7 +153,7 @@ class InferenceWorker(QObject):
                 self._next_segment()
                 stream.reset(new_delay)
                 self._delay_ms = new_delay
-                self.notice.emit(f"delay set to {new_delay} ms")
+                emit(self.notice, f"delay set to {new_delay} ms")
             if self._backlog:
                 pcm = self._take(max_feed)
                 t0 = time.perf_counter()
@@ -180,7 +182,7 @@ class InferenceWorker(QObject):
         self._backlog_samples = keep
         self._dropped_ms += _ms(dropped)
         self._offset_ms += _ms(dropped)
-        self.notice.emit(f"transcription fell behind: skipped {dropped / SAMPLE_RATE:.1f} s of audio")
+        emit(self.notice, f"transcription fell behind: skipped {dropped / SAMPLE_RATE:.1f} s of audio")
 
     def _next_segment(self) -> None:
         # The new segment's t=0 is the first sample still waiting (everything earlier was fed or shed).
@@ -196,7 +198,8 @@ class InferenceWorker(QObject):
             self._revision += 1
         if new_text or final or update.events:
             tokens = [replace(t, time_ms=t.time_ms + self._offset_ms) for t in update.new_tokens]
-            self.caption.emit(
+            emit(
+                self.caption,
                 CaptionUpdate(
                     revision=self._revision,
                     text=self._base_text,
@@ -204,12 +207,13 @@ class InferenceWorker(QObject):
                     new_tokens=tokens,
                     events=list(update.events),
                     final=final,
-                )
+                ),
             )
 
     def _emit_stats(self) -> None:
         self._last_stats = time.perf_counter()
-        self.stats.emit(
+        emit(
+            self.stats,
             WorkerStats(
                 backend=self._backend,
                 rtf=round(self._rtf, 3),
@@ -217,5 +221,5 @@ class InferenceWorker(QObject):
                 dropped_ms=self._dropped_ms,
                 audio_ms=_ms(self._audio_samples),
                 delay_ms=self._delay_ms,
-            )
+            ),
         )
