@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from captionist import paths
+from captionist.models.catalogue import CATALOGUE, VOXTRAL_REALTIME, CatalogueEntry, Quantization
+from captionist.models.store import ModelEntry, ModelStore, check_gguf
 from captionist.settings import load_settings
 
 
@@ -25,4 +27,13 @@ def default_model_path() -> Path | None:
     return demo if demo.is_file() else None
 
 
-__all__ = ["default_model_path"]
+__all__ = [
+    "CATALOGUE",
+    "VOXTRAL_REALTIME",
+    "CatalogueEntry",
+    "ModelEntry",
+    "ModelStore",
+    "Quantization",
+    "check_gguf",
+    "default_model_path",
+]

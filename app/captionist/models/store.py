@@ -1,0 +1,77 @@
+"""The local model folder: list, import a GGUF, delete.
+
+Usage::
+
+    store = ModelStore()                   # paths.models_dir(), plus the bundled demo model
+    for m in store.list(): print(m.name, m.size_bytes, m.origin)
+    entry = store.import_gguf(Path("~/Downloads/voxtral-q4.gguf").expanduser())
+    store.delete(entry)
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from captionist import paths
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    path: Path
+    size_bytes: int
+    origin: str  # "local" (in the models folder) | "bundled" | "external" (configured elsewhere)
+
+    def label(self) -> str:
+        size = (
+            f"{self.size_bytes / 1e9:.1f} GB" if self.size_bytes >= 1e8 else f"{self.size_bytes / 1e6:.0f} MB"
+        )
+        return f"{self.name} ({size}{', demo' if self.origin == 'bundled' else ''})"
+
+
+def check_gguf(path: Path) -> None:
+    """Raise ValueError unless ``path`` is a readable file that starts with the GGUF magic."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ValueError(f"cannot read model file {path}: {exc.strerror or exc}") from None
+    if magic != GGUF_MAGIC:
+        raise ValueError(f"{path} is not a GGUF model file")
+
+
+class ModelStore:
+    def __init__(self, root: Path | None = None, demo: Path | None = None) -> None:
+        self.root = root or paths.models_dir()
+        self.demo = demo or paths.bundled_demo_model()
+
+    def list(self) -> list[ModelEntry]:
+        entries = []
+        if self.root.is_dir():
+            for p in sorted(self.root.glob("*.gguf")):
+                entries.append(ModelEntry(p.stem, p, p.stat().st_size, "local"))
+        if self.demo.is_file():
+            entries.append(ModelEntry("demo", self.demo, self.demo.stat().st_size, "bundled"))
+        return entries
+
+    def import_gguf(self, src: Path) -> ModelEntry:
+        """Copy a GGUF file into the models folder (refusing non-GGUF files and name clashes)."""
+        src = Path(src)
+        check_gguf(src)
+        dst = self.root / src.name if src.suffix == ".gguf" else self.root / (src.name + ".gguf")
+        if dst.exists():
+            raise ValueError(f"a model named {dst.name!r} is already installed")
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(dst.name + ".part")
+        shutil.copyfile(src, tmp)
+        tmp.replace(dst)
+        return ModelEntry(dst.stem, dst, dst.stat().st_size, "local")
+
+    def delete(self, entry: ModelEntry) -> None:
+        if entry.origin != "local" or entry.path.parent.resolve() != self.root.resolve():
+            raise ValueError(f"{entry.name!r} is not in the models folder and cannot be deleted here")
+        entry.path.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""The desktop app: main window, caption overlay, tray icon (PySide6)."""

@@ -1,0 +1,270 @@
+"""The main window: sources with meters, model picker, delay slider, Start/Stop, live transcript.
+
+Usage::
+
+    win = MainWindow(controller, settings, overlay=overlay, list_sources=lambda: list_sources(sd))
+    win.show()
+
+Everything the window needs is injected: the ``SessionController`` (which owns capture, worker
+and transcript writer), the ``Settings`` object it edits in place (``settings_changed`` asks the
+app to save), a source lister and a ``ModelStore``. Errors are shown in a banner, never in modal
+dialogs, so a failure never blocks the captions. GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from captionist.audio.devices import Source, system_audio_note
+from captionist.models import ModelStore
+from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
+from captionist.pipeline.events import CaptionUpdate, WorkerStats
+from captionist.pipeline.signals import emit
+from captionist.settings import Settings
+from captionist.ui.delay_slider import DelaySlider
+from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.source_panel import SourcePanel
+from captionist.ui.transcript_view import TranscriptView
+
+CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"
+
+
+class MainWindow(QMainWindow):
+    settings_changed = Signal()
+    overlay_toggled = Signal(bool)
+
+    def __init__(
+        self,
+        controller: SessionController,
+        settings: Settings,
+        *,
+        overlay: CaptionOverlay | None = None,
+        list_sources: Callable[[], list[Source]] = list,
+        model_store: ModelStore | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Captionist")
+        self.controller, self.settings, self.overlay = controller, settings, overlay
+        self._list_sources = list_sources
+        self.store = model_store or ModelStore()
+
+        self.sources = SourcePanel(system_audio_note())
+        refresh = QPushButton("Refresh sources")
+        self.model_combo = QComboBox()
+        self.model_combo.setMinimumWidth(260)
+        import_button = QPushButton("Import GGUF…")
+        self.delay = DelaySlider(settings.delay_ms)
+        self.start_button = QPushButton("Start")
+        self.start_button.setObjectName("startButton")
+        self.error_banner = QLabel()
+        self.error_banner.setObjectName("errorBanner")
+        self.error_banner.setWordWrap(True)
+        self.error_banner.hide()
+        self.transcript = TranscriptView()
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(self.sources, 1)
+        left_layout.addWidget(refresh)
+        model_row = QHBoxLayout()
+        model_row.addWidget(QLabel("Model"))
+        model_row.addWidget(self.model_combo, 1)
+        model_row.addWidget(import_button)
+        controls = QHBoxLayout()
+        controls.addWidget(self.delay, 1)
+        controls.addWidget(self.start_button)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addLayout(model_row)
+        right_layout.addLayout(controls)
+        right_layout.addWidget(self.error_banner)
+        right_layout.addWidget(self.transcript, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 3)
+        self.setCentralWidget(splitter)
+
+        self.backend_label, self.rtf_label, self.lag_label = (
+            QLabel("backend: —"),
+            QLabel("RTF —"),
+            QLabel("lag —"),
+        )
+        for label in (self.backend_label, self.rtf_label, self.lag_label):
+            self.statusBar().addPermanentWidget(label)
+
+        refresh.clicked.connect(self.refresh_sources)
+        import_button.clicked.connect(self._ask_import)
+        self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
+        self.sources.selection_changed.connect(self._on_sources_chosen)
+        self.delay.delay_changed.connect(self._on_delay)
+        self.start_button.clicked.connect(self.toggle_session)
+        controller.caption.connect(self._on_caption)
+        controller.stats.connect(self._on_stats)
+        controller.notice.connect(self.show_notice)
+        controller.error.connect(self.show_error)
+        controller.state_changed.connect(self._on_state)
+        controller.session_finished.connect(self._on_finished)
+        if overlay is not None:
+            shortcut = QShortcut(QKeySequence(CLICK_THROUGH_SHORTCUT), self)
+            shortcut.setContext(Qt.ShortcutContext.ApplicationShortcut)
+            shortcut.activated.connect(lambda: overlay.set_click_through(not overlay.is_click_through()))
+        self._meter_timer = QTimer(self)
+        self._meter_timer.setInterval(100)
+        self._meter_timer.timeout.connect(lambda: self.sources.set_levels(self.controller.levels()))
+        self.refresh_sources()
+        self.refresh_models()
+        self.resize(980, 620)
+
+    # --- sources and models -------------------------------------------------------------------
+    def refresh_sources(self) -> None:
+        try:
+            sources = self._list_sources()
+        except Exception as exc:  # AudioUnavailable and PortAudio errors: show, keep running
+            self.show_error(str(exc))
+            sources = []
+        self.sources.set_sources(sources, self.settings.sources)
+
+    def refresh_models(self) -> None:
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        entries = self.store.list()
+        paths = [e.path for e in entries]
+        configured = Path(self.settings.model_path) if self.settings.model_path else None
+        for e in entries:
+            self.model_combo.addItem(e.label(), str(e.path))
+        if configured is not None and configured.is_file() and configured not in paths:
+            self.model_combo.addItem(configured.name, str(configured))
+        index = self.model_combo.findData(str(configured)) if configured else -1
+        self.model_combo.setCurrentIndex(index if index >= 0 else 0)
+        self.model_combo.blockSignals(False)
+        if self.model_combo.count() == 0:
+            self.show_error(
+                "No speech model yet: import a GGUF file, or run `captionist convert` on the "
+                "downloaded Voxtral checkpoint and import the result."
+            )
+        else:
+            self._on_model_chosen()
+
+    def selected_model(self) -> Path | None:
+        data = self.model_combo.currentData()
+        return Path(data) if data else None
+
+    def import_model(self, path: Path) -> bool:
+        try:
+            entry = self.store.import_gguf(path)
+        except (ValueError, OSError) as exc:
+            self.show_error(str(exc))
+            return False
+        self.settings.model_path = str(entry.path)
+        emit(self.settings_changed)
+        self.refresh_models()
+        self.clear_error()
+        return True
+
+    def _ask_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", str(Path.home()), "GGUF (*.gguf)")
+        if name:
+            self.import_model(Path(name))
+
+    def _on_model_chosen(self, *_: object) -> None:
+        model = self.selected_model()
+        if model is not None and str(model) != self.settings.model_path:
+            self.settings.model_path = str(model)
+            emit(self.settings_changed)
+
+    def _on_sources_chosen(self) -> None:
+        self.settings.sources = [s.id for s in self.sources.selected()]
+        emit(self.settings_changed)
+
+    def _on_delay(self, delay_ms: int) -> None:
+        self.settings.delay_ms = delay_ms
+        self.controller.set_delay(delay_ms)
+        emit(self.settings_changed)
+
+    # --- session ------------------------------------------------------------------------------
+    def toggle_session(self) -> None:
+        if self.controller.state == "running":
+            self.controller.stop()
+        elif self.controller.state == "idle":
+            self.start_session()
+
+    def start_session(self) -> bool:
+        model = self.selected_model()
+        if model is None:
+            self.show_error("Choose a model first (Import GGUF…).")
+            return False
+        sources = self.sources.selected()
+        if not sources:
+            self.show_error("Tick at least one audio source.")
+            return False
+        s = self.settings
+        config = SessionConfig(
+            model,
+            sources,
+            self.delay.value_ms(),
+            s.transcript_folder(),
+            s.transcript_format,
+            s.transcript_timestamps,
+            s.backend,
+            s.silence_warning_s,
+        )
+        self.clear_error()
+        if self.overlay is not None:
+            self.overlay.clear()
+        self.transcript.begin_session(" + ".join(src.name for src in sources))
+        return self.controller.start(config)
+
+    def _on_state(self, state: str) -> None:
+        self.start_button.setText({"running": "Stop", "stopping": "Finishing…"}.get(state, "Start"))
+        self.start_button.setEnabled(state != "stopping")
+        self.sources.setEnabled(state == "idle")
+        self.model_combo.setEnabled(state == "idle")
+        if state == "running":
+            self._meter_timer.start()
+        elif state == "idle":
+            self._meter_timer.stop()
+            self.sources.set_levels({})
+
+    def _on_caption(self, update: CaptionUpdate) -> None:
+        self.transcript.append_update(update)
+        if self.overlay is not None:
+            self.overlay.show_update(update)
+
+    def _on_stats(self, stats: WorkerStats) -> None:
+        self.backend_label.setText(f"backend: {stats.backend}")
+        self.rtf_label.setText(f"RTF {stats.rtf:.2f}")
+        self.lag_label.setText(f"lag {stats.lag_ms / 1000:.1f} s")
+        self.lag_label.setProperty("behind", stats.rtf > 1.0 or stats.dropped_ms > 0)
+
+    def _on_finished(self, result: SessionResult) -> None:
+        if result.transcript is not None:
+            self.statusBar().showMessage(f"Transcript saved to {result.transcript}", 15000)
+
+    # --- messages -----------------------------------------------------------------------------
+    def show_error(self, message: str) -> None:
+        self.error_banner.setText(message)
+        self.error_banner.show()
+
+    def clear_error(self) -> None:
+        self.error_banner.clear()
+        self.error_banner.hide()
+
+    def show_notice(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10000)

@@ -1,0 +1,220 @@
+"""The caption overlay: a frameless, translucent, always-on-top window showing the newest lines.
+
+Usage::
+
+    overlay = CaptionOverlay(settings.overlay)     # OverlaySettings, edited in place
+    controller.caption.connect(overlay.show_update)
+    overlay.set_click_through(True)                # mouse passes through; tray / shortcut undoes it
+    overlay.apply_position("bottom")               # top | bottom | centre on the current screen
+
+Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
+scrolls up a line at a time without jumping. The words appended by the latest update are drawn in
+``newest_color``. Dragging moves the window, dragging the bottom-right corner resizes it; the
+geometry is stored per screen name in ``OverlaySettings.geometry`` and restored on that screen.
+Thread: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPen,
+)
+from PySide6.QtWidgets import QWidget
+
+from captionist.pipeline.events import CaptionUpdate
+from captionist.pipeline.signals import emit
+from captionist.settings import OverlaySettings
+
+PADDING = 12
+GRIP = 16
+TAIL_CHARS = 4000  # only the end of a long session is ever laid out
+POSITIONS = ("top", "bottom", "centre")
+
+
+class CaptionOverlay(QWidget):
+    settings_changed = Signal()  # geometry, click-through or appearance changed (save settings)
+
+    def __init__(self, settings: OverlaySettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.setWindowTitle("Captionist captions")
+        self.setWindowFlags(
+            Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setMinimumSize(200, 40)
+        self._text = ""
+        self._newest = 0  # characters at the end of _text that the latest update added
+        self._revision = 0
+        self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
+        self.apply_settings()
+        self.set_click_through(settings.click_through, save=False)
+
+    # --- content ------------------------------------------------------------------------------
+    def show_update(self, update: CaptionUpdate) -> None:
+        """Show a new stream revision (older revisions than the one shown are ignored)."""
+        if update.revision < self._revision:
+            return
+        if update.new_text:
+            self._text = update.text[-TAIL_CHARS:]
+            self._newest = len(update.new_text)
+        self._revision = update.revision
+        self.update()
+
+    def clear(self) -> None:
+        self._text, self._newest, self._revision = "", 0, 0
+        self.update()
+
+    def _font(self) -> QFont:
+        font = QFont(self.settings.font_family)
+        font.setPixelSize(max(6, int(self.settings.font_size)))
+        font.setWeight(QFont.Weight.DemiBold)
+        return font
+
+    def layout_lines(self) -> list[list[tuple[str, bool]]]:
+        """The visible lines as (word, is_newest) pairs, wrapped to the current width."""
+        metrics = QFontMetricsF(self._font())
+        width = max(10.0, self.width() - 2 * PADDING)
+        newest_from = len(self._text) - self._newest
+        lines: list[list[tuple[str, bool]]] = [[]]
+        used = 0.0
+        pos = 0
+        space = metrics.horizontalAdvance(" ")
+        for word in self._text.split():
+            start = self._text.index(word, pos)
+            pos = start + len(word)
+            w = metrics.horizontalAdvance(word)
+            if lines[-1] and used + space + w > width:
+                lines.append([])
+                used = 0.0
+            used += (space if lines[-1] else 0.0) + w
+            lines[-1].append((word, pos > newest_from))
+        lines = [line for line in lines if line]
+        return lines[-self.settings.lines :]
+
+    def visible_lines(self) -> list[str]:
+        return [" ".join(w for w, _ in line) for line in self.layout_lines()]
+
+    def newest_words(self) -> list[str]:
+        return [w for line in self.layout_lines() for w, newest in line if newest]
+
+    # --- appearance ---------------------------------------------------------------------------
+    def apply_settings(self) -> None:
+        """Re-read ``self.settings`` (lines, font, colours, opacity) and resize to fit the lines."""
+        s = self.settings
+        s.lines = min(10, max(1, int(s.lines)))
+        s.background_opacity = min(1.0, max(0.0, float(s.background_opacity)))
+        height = int(QFontMetricsF(self._font()).lineSpacing() * s.lines + 2 * PADDING)
+        self.resize(max(self.width(), 400), height)
+        self.update()
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+        s = self.settings
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bg = QColor(s.background_color)
+        bg.setAlphaF(s.background_opacity)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(bg)
+        p.drawRoundedRect(QRectF(self.rect()), 8, 8)
+        font = self._font()
+        metrics = QFontMetricsF(font)
+        lines = self.layout_lines()
+        y = self.height() - PADDING - metrics.descent() - metrics.lineSpacing() * (len(lines) - 1)
+        outline = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 10))
+        for line in lines:
+            x = float(PADDING)
+            for word, newest in line:
+                path = QPainterPath()
+                path.addText(QPointF(x, y), font, word)
+                if s.shadow:
+                    p.fillPath(path.translated(2, 2), QColor(0, 0, 0, 160))
+                if s.outline:
+                    p.strokePath(path, outline)
+                p.fillPath(path, QColor(s.newest_color if newest else s.text_color))
+                x += metrics.horizontalAdvance(word + " ")
+            y += metrics.lineSpacing()
+        p.end()
+
+    # --- click-through ------------------------------------------------------------------------
+    def set_click_through(self, enabled: bool, save: bool = True) -> None:
+        """Let mouse clicks pass to the windows below (undo from the tray menu or the shortcut)."""
+        visible = self.isVisible()
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, enabled)
+        self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, enabled)
+        if visible:
+            self.show()  # changing window flags hides the window
+        self.settings.click_through = enabled
+        if save:
+            emit(self.settings_changed)
+
+    def is_click_through(self) -> bool:
+        return bool(self.windowFlags() & Qt.WindowType.WindowTransparentForInput)
+
+    # --- position and geometry ----------------------------------------------------------------
+    def _screen_key(self) -> str:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.name() if screen else "default"
+
+    def apply_position(self, preset: str) -> None:
+        """Place the overlay at the top, bottom or centre of its current screen, full-ish width."""
+        if preset not in POSITIONS:
+            raise ValueError(f"position must be one of {', '.join(POSITIONS)}; got {preset!r}")
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry()
+        w = min(area.width() - 40, max(self.width(), int(area.width() * 0.7)))
+        h = self.height()
+        x = area.x() + (area.width() - w) // 2
+        margin = int(area.height() * 0.05)
+        y = {
+            "top": area.y() + margin,
+            "bottom": area.bottom() - h - margin,
+            "centre": area.y() + (area.height() - h) // 2,
+        }[preset]
+        self.setGeometry(x, y, w, h)
+        self.settings.position = preset
+        self._remember_geometry()
+
+    def restore_geometry(self) -> None:
+        """Use the geometry saved for this screen, else the position preset."""
+        saved = self.settings.geometry.get(self._screen_key())
+        if saved and len(saved) == 4:
+            self.setGeometry(*saved)
+        else:
+            self.apply_position(self.settings.position if self.settings.position in POSITIONS else "bottom")
+
+    def _remember_geometry(self) -> None:
+        g = self.geometry()
+        self.settings.geometry[self._screen_key()] = [g.x(), g.y(), g.width(), g.height()]
+        emit(self.settings_changed)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        if event.button() == Qt.MouseButton.LeftButton:
+            pos = event.position().toPoint()
+            resizing = pos.x() >= self.width() - GRIP and pos.y() >= self.height() - GRIP
+            self._drag = (event.globalPosition().toPoint(), self.geometry(), resizing)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        if self._drag is None:
+            return
+        start, geometry, resizing = self._drag
+        delta = event.globalPosition().toPoint() - start
+        if resizing:
+            self.resize(max(200, geometry.width() + delta.x()), max(40, geometry.height() + delta.y()))
+        else:
+            self.move(geometry.topLeft() + delta)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        if self._drag is not None:
+            self._drag = None
+            self.settings.position = "custom"
+            self._remember_geometry()

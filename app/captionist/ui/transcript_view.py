@@ -1,0 +1,82 @@
+"""The live transcript: all committed text with scrollback, search and copy.
+
+Usage::
+
+    view = TranscriptView()
+    view.append_update(update)   # CaptionUpdate; keeps following the end unless the user scrolled up
+    view.find("budget")          # selects the next match (wraps); False if none
+    view.copy_all()
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from captionist.pipeline.events import CaptionUpdate
+
+
+class TranscriptView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setMaximumBlockCount(100_000)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search the transcript")
+        self.search.setClearButtonEnabled(True)
+        find = QPushButton("Find")
+        copy = QPushButton("Copy all")
+        bar = QHBoxLayout()
+        bar.addWidget(self.search, 1)
+        bar.addWidget(find)
+        bar.addWidget(copy)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.text, 1)
+        layout.addLayout(bar)
+        self.search.returnPressed.connect(lambda: self.find(self.search.text()))
+        find.clicked.connect(lambda: self.find(self.search.text()))
+        copy.clicked.connect(self.copy_all)
+
+    def plain_text(self) -> str:
+        return self.text.toPlainText()
+
+    def _at_bottom(self) -> bool:
+        bar = self.text.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 2
+
+    def _append(self, text: str) -> None:
+        follow = self._at_bottom()
+        cursor = QTextCursor(self.text.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text)
+        if follow:
+            bar = self.text.verticalScrollBar()
+            bar.setValue(bar.maximum())
+
+    def append_update(self, update: CaptionUpdate) -> None:
+        text = update.new_text
+        if not self.plain_text().strip() or self.plain_text().endswith("\n"):
+            text = text.lstrip()
+        if text:
+            self._append(text)
+        if "end_of_utterance" in update.events or (update.final and not self.plain_text().endswith("\n")):
+            self._append("\n")
+
+    def begin_session(self, title: str) -> None:
+        if self.plain_text() and not self.plain_text().endswith("\n"):
+            self._append("\n")
+        self._append(f"— {title} —\n")
+
+    def find(self, needle: str) -> bool:
+        """Select the next occurrence of ``needle`` (case-insensitive), wrapping to the top."""
+        if not needle:
+            return False
+        if self.text.find(needle):
+            return True
+        self.text.moveCursor(QTextCursor.MoveOperation.Start)
+        return self.text.find(needle, QTextDocument.FindFlag(0))
+
+    def copy_all(self) -> None:
+        QGuiApplication.clipboard().setText(self.plain_text())

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import pytest
+from captionist.engine import Token
+from captionist.pipeline.events import CaptionUpdate
+from captionist.settings import OverlaySettings
+from captionist.ui.overlay import CaptionOverlay
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QImage
+
+
+def _update(rev: int, text: str, new: str) -> CaptionUpdate:
+    return CaptionUpdate(revision=rev, text=text, new_text=new, new_tokens=[Token(1, new, 0)])
+
+
+@pytest.fixture
+def overlay(qtbot) -> CaptionOverlay:
+    ov = CaptionOverlay(OverlaySettings(lines=2, font_size=20))
+    qtbot.addWidget(ov)
+    ov.resize(400, ov.height())
+    ov.show()
+    return ov
+
+
+def test_revisions_update_text_and_keep_last_lines(overlay: CaptionOverlay) -> None:
+    text = ""
+    for rev, word in enumerate(["alpha", "beta", "gamma"], start=1):
+        text += " " + word
+        overlay.show_update(_update(rev, text, " " + word))
+    assert overlay.visible_lines() == ["alpha beta gamma"]
+    overlay.show_update(_update(2, " stale", " stale"))  # an older revision never replaces newer text
+    assert overlay.visible_lines() == ["alpha beta gamma"]
+    long_text = text + "".join(f" word{i}" for i in range(60))
+    overlay.show_update(_update(4, long_text, long_text[len(text) :]))
+    lines = overlay.visible_lines()
+    assert len(lines) == 2 and lines[-1].endswith("word59")
+    assert " ".join(lines) in " ".join(long_text.split())  # a contiguous tail, wrapped at words
+
+
+def test_newest_words_are_styled_apart(overlay: CaptionOverlay) -> None:
+    overlay.settings.newest_color = "#00ff00"
+    overlay.settings.text_color = "#ff0000"
+    overlay.settings.outline = False
+    overlay.settings.background_opacity = 0.0
+    overlay.show_update(_update(1, " old", " old"))
+    overlay.show_update(_update(2, " old new", " new"))
+    assert overlay.newest_words() == ["new"]
+    img = overlay.grab().toImage().convertToFormat(QImage.Format.Format_ARGB32)
+    colours = {
+        QColor(img.pixel(x, y)).name()
+        for x in range(img.width())
+        for y in range(img.height())
+        if QColor(img.pixel(x, y)).alpha() == 255
+    }
+    assert "#00ff00" in colours and "#ff0000" in colours
+
+
+def test_line_count_and_opacity_are_clamped(overlay: CaptionOverlay) -> None:
+    overlay.settings.lines = 25
+    overlay.settings.background_opacity = 3
+    overlay.apply_settings()
+    assert overlay.settings.lines == 10 and overlay.settings.background_opacity == 1.0
+    one = CaptionOverlay(OverlaySettings(lines=1, font_size=20))
+    assert overlay.height() > 5 * one.height()
+
+
+def test_click_through_toggle_and_back(overlay: CaptionOverlay, qtbot) -> None:
+    with qtbot.waitSignal(overlay.settings_changed):
+        overlay.set_click_through(True)
+    assert overlay.is_click_through() and overlay.settings.click_through
+    assert overlay.testAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+    assert overlay.isVisible()
+    overlay.set_click_through(False)
+    assert not overlay.is_click_through() and not overlay.settings.click_through
+
+
+def test_drag_moves_and_geometry_is_remembered_per_screen(overlay: CaptionOverlay, qtbot) -> None:
+    overlay.move(100, 100)
+    start = overlay.geometry()
+    qtbot.mousePress(overlay, Qt.MouseButton.LeftButton, pos=QPoint(30, 10))
+    qtbot.mouseMove(overlay, QPoint(80, 50))
+    qtbot.mouseRelease(overlay, Qt.MouseButton.LeftButton, pos=QPoint(80, 50))
+    assert overlay.pos() != start.topLeft()
+    screen = overlay.screen().name()
+    g = overlay.geometry()
+    assert overlay.settings.geometry[screen] == [g.x(), g.y(), g.width(), g.height()]
+    assert overlay.settings.position == "custom"
+    again = CaptionOverlay(overlay.settings)
+    qtbot.addWidget(again)
+    again.restore_geometry()
+    assert again.geometry() == g
+
+
+def test_position_presets(overlay: CaptionOverlay) -> None:
+    area = overlay.screen().availableGeometry()
+    overlay.apply_position("top")
+    top = overlay.y()
+    overlay.apply_position("bottom")
+    assert overlay.geometry().bottom() <= area.bottom() and overlay.y() > top
+    overlay.apply_position("centre")
+    assert abs(overlay.geometry().center().y() - area.center().y()) <= 1
+    with pytest.raises(ValueError, match="position must be one of top, bottom, centre"):
+        overlay.apply_position("left")
