@@ -94,3 +94,15 @@ def test_silence_warning(qtbot, fake_sd) -> None:
     assert blocker.args[0].startswith("no sound from 'Quiet' for 2 s")
     with qtbot.waitSignal(ctl.session_finished, timeout=10000):
         ctl.stop()
+
+
+def test_shutdown_finishes_session_and_closes_transcript(qtbot, fake_sd, wav_48k, tmp_path) -> None:
+    ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
+    results: list[SessionResult] = []
+    ctl.session_finished.connect(results.append)
+    assert ctl.start(SessionConfig(Path("m.gguf"), [src], 480, tmp_path, fmt="json"))
+    assert fake_sd.streams[-1].done.wait(5)
+    ctl.shutdown()
+    assert ctl.state == "idle" and results[0].transcript is not None
+    cues = parse("json", results[0].transcript.read_text())
+    assert " ".join(c.text for c in cues).split() == results[0].summary.text.split()

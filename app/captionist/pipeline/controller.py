@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
@@ -181,7 +181,8 @@ class SessionController(QObject):
         self._worker.notice.connect(self._on_notice)
         self._worker.error.connect(self._on_error)
         self._worker.finished.connect(self._on_finished)
-        self._worker.finished.connect(self._thread.quit)
+        # Direct: QThread.quit is thread-safe, and a queued quit could not arrive while shutdown() waits.
+        self._worker.finished.connect(self._thread.quit, Qt.ConnectionType.DirectConnection)
         self._silence_warned.clear()
         self._silence_timer.start()
         self._set_state("running")
@@ -204,8 +205,18 @@ class SessionController(QObject):
             self._control.request_delay(delay_ms)
 
     def wait_idle(self, timeout_ms: int = 10000) -> bool:
-        """Block until the worker thread has ended (used at application exit)."""
+        """Block until the worker thread has ended."""
         return self._thread.wait(timeout_ms) if self._thread is not None else True
+
+    def shutdown(self, timeout_ms: int = 30000) -> None:
+        """At application exit: stop, let the worker finish the queued audio, close the transcript.
+
+        Blocks the calling (GUI) thread; the worker's queued signals are delivered before returning.
+        """
+        self.stop()
+        if self._thread is not None:
+            self._thread.wait(timeout_ms)
+            QCoreApplication.sendPostedEvents(self)
 
     # --- worker signals (queued onto this thread) ---------------------------------------------
     @Slot(object)

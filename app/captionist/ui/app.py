@@ -1,0 +1,119 @@
+"""The desktop app's entry point: ``run_gui()`` (what ``captionist`` with no arguments runs).
+
+Usage::
+
+    from captionist.ui.app import run_gui, build_app
+    sys.exit(run_gui())
+    parts = build_app(sd=fake_sd, model_loader=...)   # tests: everything wired, no event loop
+
+Startup: settings are loaded (a corrupt file shows a notice), transcripts of sessions that did not
+close (a crash) are rebuilt from their journals, the overlay is restored on its screen, and audio
+problems (no PortAudio) show in the window instead of stopping the app. Settings are saved half a
+second after each change and at exit; at exit a running session is finished first.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
+from captionist.pipeline.controller import ModelLoader, SessionController
+from captionist.settings import Settings, load_settings, save_settings
+from captionist.transcript import SessionWriter
+from captionist.ui.main_window import MainWindow
+from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.resources import app_icon, style_sheet
+from captionist.ui.tray import Tray
+
+
+@dataclass
+class AppParts:
+    app: QApplication
+    settings: Settings
+    controller: SessionController
+    overlay: CaptionOverlay
+    window: MainWindow
+    tray: Tray
+    save_timer: QTimer
+    at_exit: Callable[[], None]  # connected to aboutToQuit
+
+
+def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> AppParts:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Captionist")
+    app.setDesktopFileName("captionist")
+    app.setWindowIcon(app_icon())
+    app.setStyleSheet(style_sheet())
+    loaded = load_settings()
+    settings = loaded.settings
+    audio_error = None
+    if sd is None:
+        try:
+            sd = import_sounddevice()
+        except AudioUnavailable as exc:
+            audio_error = str(exc)
+
+    def sources() -> list:
+        if sd is None:
+            raise AudioUnavailable(audio_error or "audio is unavailable")
+        return list_sources(sd)
+
+    controller = SessionController(sd=sd, **({"model_loader": model_loader} if model_loader else {}))
+    overlay = CaptionOverlay(settings.overlay)
+    overlay.restore_geometry()
+    window = MainWindow(controller, settings, overlay=overlay, list_sources=sources)
+    tray = Tray(app.windowIcon(), window, overlay, controller)
+    app.setQuitOnLastWindowClosed(tray.icon is None)
+
+    save_timer = QTimer(window)
+    save_timer.setSingleShot(True)
+    save_timer.setInterval(500)
+    save_timer.timeout.connect(lambda: _save(window, settings))
+    window.settings_changed.connect(save_timer.start)
+    overlay.settings_changed.connect(save_timer.start)
+
+    def at_exit() -> None:
+        controller.shutdown()
+        save_timer.stop()
+        _save(window, settings)
+
+    app.aboutToQuit.connect(at_exit)
+    if loaded.notice:
+        window.show_error(loaded.notice)
+    try:
+        rebuilt = (
+            SessionWriter.recover(settings.transcript_folder())
+            if settings.transcript_folder().is_dir()
+            else []
+        )
+    except OSError as exc:
+        rebuilt = []
+        window.show_notice(f"could not check earlier transcripts: {exc}")
+    if rebuilt:
+        window.show_notice(f"recovered {len(rebuilt)} transcript(s) from an interrupted session")
+    if settings.overlay.visible:
+        overlay.show()
+    return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit)
+
+
+def _save(window: MainWindow, settings: Settings) -> None:
+    try:
+        save_settings(settings)
+    except OSError as exc:
+        window.show_notice(f"could not save settings: {exc}")
+
+
+def run_gui() -> int:
+    """Start the desktop app and run until it quits; returns the exit status."""
+    parts = build_app()
+    parts.window.show()
+    if not parts.settings.first_run_done:
+        parts.settings.first_run_done = True
+        parts.save_timer.start()
+    return int(parts.app.exec())

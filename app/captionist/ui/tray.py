@@ -1,0 +1,75 @@
+"""System tray icon: start/stop, show/hide the overlay, click-through, show the window, quit.
+
+Usage::
+
+    tray = Tray(icon, window, overlay, controller)   # the menu exists even where no tray does
+    tray.menu                                         # QMenu (also used by tests)
+
+The tray menu is the always-reachable way back from click-through mode (with the
+``Ctrl+Shift+T`` shortcut in the main window).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtGui import QAction, QIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from captionist.pipeline.controller import SessionController
+from captionist.pipeline.signals import emit
+from captionist.ui.main_window import MainWindow
+from captionist.ui.overlay import CaptionOverlay
+
+
+class Tray(QObject):
+    def __init__(
+        self, icon: QIcon, window: MainWindow, overlay: CaptionOverlay, controller: SessionController
+    ):
+        super().__init__(window)
+        self.window, self.overlay, self.controller = window, overlay, controller
+        self.menu = QMenu()
+        self.start_stop = QAction("Start captions", self.menu)
+        self.show_overlay = QAction("Show captions", self.menu, checkable=True)
+        self.click_through = QAction("Click-through captions", self.menu, checkable=True)
+        self.show_window = QAction("Show window", self.menu)
+        self.quit = QAction("Quit", self.menu)
+        for action in (self.start_stop, self.show_overlay, self.click_through, self.show_window):
+            self.menu.addAction(action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.quit)
+        self.show_overlay.setChecked(overlay.settings.visible)
+        self.click_through.setChecked(overlay.is_click_through())
+        self.start_stop.triggered.connect(window.toggle_session)
+        self.show_overlay.toggled.connect(self.set_overlay_visible)
+        self.click_through.toggled.connect(overlay.set_click_through)
+        overlay.settings_changed.connect(lambda: self.click_through.setChecked(overlay.is_click_through()))
+        self.show_window.triggered.connect(self._raise_window)
+        self.quit.triggered.connect(QCoreApplication.quit)
+        controller.state_changed.connect(self._on_state)
+        self.icon: QSystemTrayIcon | None = None
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.icon = QSystemTrayIcon(icon, self)
+            self.icon.setToolTip("Captionist")
+            self.icon.setContextMenu(self.menu)
+            self.icon.activated.connect(self._on_activated)
+            self.icon.show()
+
+    def set_overlay_visible(self, visible: bool) -> None:
+        self.overlay.settings.visible = visible
+        self.overlay.setVisible(visible)
+        if self.show_overlay.isChecked() != visible:
+            self.show_overlay.setChecked(visible)
+        emit(self.window.settings_changed)
+
+    def _raise_window(self) -> None:
+        self.window.showNormal()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:
+            self._raise_window()
+
+    def _on_state(self, state: str) -> None:
+        self.start_stop.setText("Stop captions" if state == "running" else "Start captions")
+        self.start_stop.setEnabled(state != "stopping")

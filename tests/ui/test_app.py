@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from captionist import paths
+from captionist.settings import load_settings
+from captionist.ui.app import AppParts, build_app
+
+from tests.fakes.fake_engine import FakeModel
+
+
+@pytest.fixture
+def parts(qtbot, fake_sd):
+    fake_sd.add_device("Mic", rate=16000, default=True)
+    built: list[AppParts] = []
+
+    def make() -> AppParts:
+        p = build_app(sd=fake_sd, model_loader=lambda path, backend: FakeModel())
+        qtbot.addWidget(p.window)
+        qtbot.addWidget(p.overlay)
+        built.append(p)
+        return p
+
+    yield make
+    for p in built:
+        p.app.aboutToQuit.disconnect(p.at_exit)
+        p.save_timer.stop()
+
+
+def test_tray_menu_toggles_overlay_and_click_through_and_settings_are_saved(parts, qtbot) -> None:
+    p = parts()
+    assert p.overlay.isVisible() and p.tray.show_overlay.isChecked()
+    p.tray.click_through.trigger()
+    assert p.overlay.is_click_through()
+    p.tray.click_through.trigger()  # the way back
+    assert not p.overlay.is_click_through()
+    with qtbot.waitSignal(p.save_timer.timeout, timeout=3000):
+        p.tray.show_overlay.trigger()
+    assert not p.overlay.isVisible()
+    saved = json.loads(paths.settings_file().read_text())
+    assert saved["overlay"]["visible"] is False and saved["overlay"]["click_through"] is False
+    assert load_settings().settings.overlay.visible is False
+
+
+def test_corrupt_settings_notice_is_shown(parts) -> None:
+    paths.settings_file().parent.mkdir(parents=True)
+    paths.settings_file().write_text("{not json")
+    p = parts()
+    assert p.window.error_banner.text().startswith("settings file was corrupt")
+    assert p.settings.delay_ms == 480
+
+
+def test_tray_start_stop_follows_session_state(parts, qtbot) -> None:
+    p = parts()
+    model = paths.models_dir() / "m.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"GGUF")
+    p.window.refresh_models()
+    with qtbot.waitSignal(p.controller.state_changed):
+        p.tray.start_stop.trigger()
+    assert p.tray.start_stop.text() == "Stop captions"
+    with qtbot.waitSignal(p.controller.session_finished, timeout=10000):
+        p.tray.start_stop.trigger()
+    assert p.tray.start_stop.text() == "Start captions"
