@@ -113,7 +113,9 @@ def run_gui() -> int:
     """Start the desktop app and run until it quits; returns the exit status."""
     parts = build_app()
     parts.window.show()
-    if not parts.settings.first_run_done:
+    if not parts.settings.first_run_done:  # first run: guide the user to a model
         parts.settings.first_run_done = True
         parts.save_timer.start()
+        if parts.window.model_combo.count() == 0:
+            parts.window.open_models()
     return int(parts.app.exec())

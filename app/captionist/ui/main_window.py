@@ -37,6 +37,7 @@ from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.ui.delay_slider import DelaySlider
+from captionist.ui.models_dialog import ModelsDialog
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
@@ -69,6 +70,7 @@ class MainWindow(QMainWindow):
         self.model_combo = QComboBox()
         self.model_combo.setMinimumWidth(260)
         import_button = QPushButton("Import GGUF…")
+        models_button = QPushButton("Models…")
         self.delay = DelaySlider(settings.delay_ms)
         self.start_button = QPushButton("Start")
         self.start_button.setObjectName("startButton")
@@ -86,6 +88,7 @@ class MainWindow(QMainWindow):
         model_row.addWidget(QLabel("Model"))
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(import_button)
+        model_row.addWidget(models_button)
         controls = QHBoxLayout()
         controls.addWidget(self.delay, 1)
         controls.addWidget(self.start_button)
@@ -111,6 +114,8 @@ class MainWindow(QMainWindow):
 
         refresh.clicked.connect(self.refresh_sources)
         import_button.clicked.connect(self._ask_import)
+        models_button.clicked.connect(self.open_models)
+        self.models_dialog: ModelsDialog | None = None
         self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
         self.sources.selection_changed.connect(self._on_sources_chosen)
         self.delay.delay_changed.connect(self._on_delay)
@@ -161,6 +166,20 @@ class MainWindow(QMainWindow):
             )
         else:
             self._on_model_chosen()
+
+    def open_models(self) -> ModelsDialog:
+        """Show the model manager (created once; it refreshes the picker when models change)."""
+        if self.models_dialog is None:
+            self.models_dialog = ModelsDialog(self.store, parent=self)
+            self.models_dialog.models_changed.connect(self._on_models_changed)
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+        return self.models_dialog
+
+    def _on_models_changed(self) -> None:
+        self.refresh_models()
+        if self.model_combo.count():
+            self.clear_error()
 
     def selected_model(self) -> Path | None:
         data = self.model_combo.currentData()

@@ -1,0 +1,213 @@
+"""The model manager window: installed models (delete), the catalogue download, local import.
+
+Usage::
+
+    dialog = ModelsDialog(store, installer=install_model)
+    dialog.models_changed.connect(main_window.refresh_models)
+    dialog.show()
+
+The download/convert/quantize job runs on its own QThread (``InstallWorker``); the dialog shows
+each stage's progress, and Cancel sets the job's cancel event. Without network the message says
+so and points at "Import GGUF…". Each quantization is listed with its file size and the RAM it
+needs; one that needs more than this machine has is marked.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from captionist.models import VOXTRAL_REALTIME, CatalogueEntry, ModelStore
+from captionist.models.install import install_model, total_ram_gb
+from captionist.pipeline.signals import emit
+
+STAGE_TEXT = {
+    "download": "Downloading",
+    "convert": "Converting to GGUF",
+    "quantize": "Quantizing",
+    "done": "Done",
+}
+
+
+class InstallWorker(QObject):
+    progress = Signal(str, int, int)
+    finished = Signal(object)  # Path on success, None on failure or cancel
+    failed = Signal(str)
+
+    def __init__(self, installer: Callable[..., Path], entry: CatalogueEntry, quant: str, models_dir: Path):
+        super().__init__()
+        self.installer, self.entry, self.quant, self.models_dir = installer, entry, quant, models_dir
+        self.cancel = threading.Event()
+
+    @Slot()
+    def run(self) -> None:
+        result = None
+        try:
+            result = self.installer(
+                self.entry,
+                self.quant,
+                cancel=self.cancel,
+                models_dir=self.models_dir,
+                on_progress=lambda stage, d, t: emit(self.progress, stage, d, t),
+            )
+        except Exception as exc:  # every failure is shown in the dialog; the thread always ends
+            emit(self.failed, " ".join(str(exc).split()) or type(exc).__name__)
+        emit(self.finished, result)
+
+
+class ModelsDialog(QDialog):
+    models_changed = Signal()
+
+    def __init__(
+        self,
+        store: ModelStore,
+        installer: Callable[..., Path] = install_model,
+        entry: CatalogueEntry = VOXTRAL_REALTIME,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Speech models")
+        self.store, self.installer, self.entry = store, installer, entry
+        self.installed = QListWidget()
+        delete = QPushButton("Delete")
+        import_button = QPushButton("Import GGUF…")
+        self.quant = QComboBox()
+        ram = total_ram_gb()
+        for q in entry.quantizations:
+            warn = " - more than this computer has" if ram is not None and q.ram_gb > ram else ""
+            self.quant.addItem(
+                f"{q.type_name}: {q.file_gb:.1f} GB file, needs ~{q.ram_gb:.1f} GB RAM ({q.note}){warn}",
+                q.type_name,
+            )
+        self.quant.setCurrentIndex(self.quant.findData(entry.default_quantization))
+        self.download = QPushButton("Download and install")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.status = QLabel(
+            f"{entry.title} from huggingface.co/{entry.repo_id} "
+            f"(~{entry.download_gb:.0f} GB download, {entry.license})."
+        )
+        self.status.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Installed models"))
+        layout.addWidget(self.installed)
+        row = QHBoxLayout()
+        row.addWidget(import_button)
+        row.addWidget(delete)
+        layout.addLayout(row)
+        layout.addWidget(QLabel("Download"))
+        layout.addWidget(self.quant)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.download)
+        row2.addWidget(self.cancel_button)
+        layout.addLayout(row2)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        delete.clicked.connect(self.delete_selected)
+        import_button.clicked.connect(self._ask_import)
+        self.download.clicked.connect(self.start_install)
+        self.cancel_button.clicked.connect(self.cancel_install)
+        self._thread: QThread | None = None
+        self._worker: InstallWorker | None = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.installed.clear()
+        for e in self.store.list():
+            item = QListWidgetItem(e.label())
+            item.setData(Qt.ItemDataRole.UserRole, e)
+            self.installed.addItem(item)
+
+    def delete_selected(self) -> None:
+        item = self.installed.currentItem()
+        if item is None:
+            return
+        try:
+            self.store.delete(item.data(Qt.ItemDataRole.UserRole))
+        except (ValueError, OSError) as exc:
+            self.status.setText(str(exc))
+            return
+        self.refresh()
+        emit(self.models_changed)
+
+    def import_file(self, path: Path) -> bool:
+        try:
+            self.store.import_gguf(path)
+        except (ValueError, OSError) as exc:
+            self.status.setText(str(exc))
+            return False
+        self.refresh()
+        emit(self.models_changed)
+        return True
+
+    def _ask_import(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", str(Path.home()), "GGUF (*.gguf)")
+        if name:
+            self.import_file(Path(name))
+
+    def start_install(self) -> None:
+        if self._thread is not None:
+            return
+        self._worker = InstallWorker(self.installer, self.entry, self.quant.currentData(), self.store.root)
+        self._thread = QThread()
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        self._worker.progress.connect(self._on_progress)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.finished.connect(self._thread.quit, Qt.ConnectionType.DirectConnection)
+        self.download.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText("Connecting to huggingface.co…")
+        self._thread.start()
+
+    def cancel_install(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel.set()
+            self.status.setText("Cancelling…")
+
+    @Slot(str, int, int)
+    def _on_progress(self, stage: str, done: int, total: int) -> None:
+        if total > 0 and stage == "convert" and done == 0:
+            self.progress.setRange(0, 0)  # busy: the converter reports no finer progress
+        else:
+            scale = max(1, total // 1_000_000)
+            self.progress.setRange(0, max(1, total // scale))
+            self.progress.setValue(done // scale)
+        extra = f" {done / 1e9:.2f} / {total / 1e9:.2f} GB" if stage == "download" else ""
+        self.status.setText(f"{STAGE_TEXT.get(stage, stage)}…{extra}")
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.status.setText(message)
+
+    @Slot(object)
+    def _on_finished(self, path: object) -> None:
+        if self._thread is not None:
+            self._thread.wait()
+        self._thread, self._worker = None, None
+        self.download.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1 if path else 0)
+        if path:
+            self.status.setText(f"Installed {Path(str(path)).name}")
+            self.refresh()
+            emit(self.models_changed)
