@@ -1,6 +1,6 @@
-"""Offline transcription time: our engine vs the ``transformers`` reference, same mid-size model, 2 threads.
+"""Offline transcription time: our engine vs the ``transformers`` reference, same mid-size model and threads.
 
-    python bench/bench_offline_vs_reference.py [--work-dir /tmp/captionist-bench-mid] [--seconds 10]
+    python bench/bench_offline_vs_reference.py [--threads 2] [--seconds 10] [--work-dir DIR]
 
 Builds (once, cached in --work-dir) a random ``VoxtralRealtimeForConditionalGeneration`` with the
 ``mid`` dims of bench/dims.py (about a quarter of the real model), saves it with ``save_pretrained``
@@ -38,7 +38,6 @@ import make_reference_fixtures as mrf  # noqa: E402
 
 CLIP = ROOT / "tests/data/audio/speech_long.wav"
 DELAY_TOKENS = 6
-N_THREADS = 2
 SEED = 5
 TARGETS = {"F32": 2.0, "Q8_0": 4.0}
 
@@ -70,7 +69,7 @@ def build_checkpoint(hf_dir: Path) -> None:
     write_tekken(hf_dir / "tekken.json", vocab)
 
 
-def prepare(work: Path) -> tuple[Path, Path, Path]:
+def prepare(work: Path, n_threads: int) -> tuple[Path, Path, Path]:
     hf, f32, q8 = work / "hf", work / "mid-f32.gguf", work / "mid-q8_0.gguf"
     if not (hf / "model.safetensors").exists():
         print(f"building the mid-size reference checkpoint in {hf}", flush=True)
@@ -78,7 +77,7 @@ def prepare(work: Path) -> tuple[Path, Path, Path]:
     if not f32.exists():
         convert_checkpoint(hf, f32, "f32", progress=False)
     if not q8.exists():
-        quantize(f32, q8, "Q8_0", N_THREADS)
+        quantize(f32, q8, "Q8_0", n_threads)
     return hf, f32, q8
 
 
@@ -106,8 +105,8 @@ def run_reference(hf: Path, pcm: np.ndarray) -> tuple[float, float, float, list[
     return seconds, use, proc_s, ids
 
 
-def run_ours(path: Path, pcm: np.ndarray) -> tuple[float, float, list[int]]:
-    model = Model(path, backend="cpu", n_threads=N_THREADS)
+def run_ours(path: Path, pcm: np.ndarray, n_threads: int) -> tuple[float, float, list[int]]:
+    model = Model(path, backend="cpu", n_threads=n_threads)
     seconds, use, t = best_of(lambda: model.transcribe(pcm, delay_ms=80 * DELAY_TOKENS))
     return seconds, use, list(t.token_ids)  # type: ignore[attr-defined]
 
@@ -121,16 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/captionist-bench-mid"))
     ap.add_argument("--seconds", type=float, default=10.0, help="length of the clip (from speech_long.wav)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for both engines")
     args = ap.parse_args(argv)
-    torch.set_num_threads(N_THREADS)
+    torch.set_num_threads(args.threads)
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    hf, f32, q8 = prepare(args.work_dir)
+    hf, f32, q8 = prepare(args.work_dir, args.threads)
     pcm, _ = sf.read(CLIP, dtype="float32")
     pcm = np.ascontiguousarray(pcm[: int(16000 * args.seconds)])
     p = model_params("mid")
     print(f"mid model: encoder {p.enc_n_layer}x{p.enc_n_embd}, decoder {p.dec_n_layer}x{p.dec_n_embd} "
           f"(ff {p.dec_n_ff}, vocab {p.dec_n_vocab}); clip {pcm.size / 16000:.2f} s; "
-          f"delay {80 * DELAY_TOKENS} ms; {N_THREADS} threads; warm-up + best of 3")  # fmt: skip
+          f"delay {80 * DELAY_TOKENS} ms; {args.threads} threads; warm-up + best of 3")  # fmt: skip
 
     ref_s, ref_use, proc_s, ref_ids = run_reference(hf, pcm)
     n = len(ref_ids)
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| reference generate F32 | {n} | {ref_s:.2f} | {ms:.1f} | {ref_use:.2f} | 1.00 | | |")
     ok = True
     for label, path in (("F32", f32), ("Q8_0", q8)):
-        s, use, ids = run_ours(path, pcm)
+        s, use, ids = run_ours(path, pcm, args.threads)
         if len(ids) != n:
             raise RuntimeError(f"our {label} run generated {len(ids)} tokens, the reference {n}")
         ratio = ref_s / s
