@@ -136,3 +136,17 @@ def test_no_model_guides_the_user(qtbot, fake_sd, tmp_path) -> None:
     qtbot.addWidget(win)
     assert win.error_banner.text().startswith("No speech model yet")
     assert not win.start_session() and win.error_banner.text() == "Choose a model first (Import GGUF…)."
+
+
+def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tmp_path) -> None:
+    from captionist.transcript import parse
+
+    win, controller, _, fake_sd, want = app_parts
+    assert not win.export_button.isEnabled()
+    _run_once(win, controller, fake_sd, qtbot)
+    assert win.export_button.isEnabled() and win.last_transcript.suffix == ".txt"
+    dest = tmp_path / "again.srt"
+    assert win.export_last(dest)
+    assert " ".join(c.text for c in parse("srt", dest.read_text())).split() == want
+    assert not win.export_last(tmp_path / "again.docx")
+    assert "docx" in win.error_banner.text()

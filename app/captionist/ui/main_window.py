@@ -36,9 +36,11 @@ from captionist.pipeline.controller import SessionConfig, SessionController, Ses
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
+from captionist.transcript import FORMATS, SessionWriter
 from captionist.ui.delay_slider import DelaySlider
 from captionist.ui.models_dialog import ModelsDialog
 from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.preferences import Preferences
 from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
 
@@ -79,6 +81,11 @@ class MainWindow(QMainWindow):
         self.error_banner.setWordWrap(True)
         self.error_banner.hide()
         self.transcript = TranscriptView()
+        prefs_button = QPushButton("Preferences…")
+        self.export_button = QPushButton("Export last session…")
+        self.export_button.setEnabled(False)
+        self.last_transcript: Path | None = None
+        self.preferences: Preferences | None = None
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -98,6 +105,11 @@ class MainWindow(QMainWindow):
         right_layout.addLayout(controls)
         right_layout.addWidget(self.error_banner)
         right_layout.addWidget(self.transcript, 1)
+        bottom = QHBoxLayout()
+        bottom.addWidget(prefs_button)
+        bottom.addStretch(1)
+        bottom.addWidget(self.export_button)
+        right_layout.addLayout(bottom)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(right)
@@ -115,6 +127,9 @@ class MainWindow(QMainWindow):
         refresh.clicked.connect(self.refresh_sources)
         import_button.clicked.connect(self._ask_import)
         models_button.clicked.connect(self.open_models)
+        prefs_button.clicked.connect(self.open_preferences)
+        prefs_button.setEnabled(overlay is not None)
+        self.export_button.clicked.connect(self._ask_export)
         self.models_dialog: ModelsDialog | None = None
         self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
         self.sources.selection_changed.connect(self._on_sources_chosen)
@@ -274,7 +289,40 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, result: SessionResult) -> None:
         if result.transcript is not None:
+            self.last_transcript = result.transcript
+            self.export_button.setEnabled(True)
             self.statusBar().showMessage(f"Transcript saved to {result.transcript}", 15000)
+
+    def export_last(self, dest: Path) -> bool:
+        """Write the last session's transcript again, in the format ``dest``'s suffix names."""
+        if self.last_transcript is None:
+            return False
+        try:
+            SessionWriter.export(self.last_transcript, dest, dest.suffix.lstrip(".").lower())
+        except (ValueError, OSError) as exc:
+            self.show_error(str(exc))
+            return False
+        self.statusBar().showMessage(f"Exported to {dest}", 15000)
+        return True
+
+    def _ask_export(self) -> None:
+        if self.last_transcript is None:
+            return
+        filters = ";;".join(f"{fmt.upper()} (*.{fmt})" for fmt in FORMATS)
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export transcript", str(self.last_transcript.with_suffix("")), filters
+        )
+        if name:
+            self.export_last(Path(name))
+
+    def open_preferences(self) -> Preferences | None:
+        if self.overlay is None:
+            return None
+        if self.preferences is None:
+            self.preferences = Preferences(self.settings, self.overlay, parent=self)
+            self.preferences.settings_changed.connect(self.settings_changed)
+        self.preferences.show()
+        return self.preferences
 
     # --- messages -----------------------------------------------------------------------------
     def show_error(self, message: str) -> None:

@@ -1,0 +1,177 @@
+"""Preferences: caption overlay appearance and the transcript file (folder, format, timestamps).
+
+Usage::
+
+    prefs = Preferences(settings, overlay)
+    prefs.settings_changed.connect(save_later)
+    prefs.show()
+
+Every control applies at once (the overlay repaints live); nothing needs an OK button.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QColorDialog,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFontComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from captionist.pipeline.signals import emit
+from captionist.settings import Settings
+from captionist.transcript import FORMATS
+from captionist.ui.overlay import POSITIONS, CaptionOverlay
+
+COLOUR_FIELDS = (("text_color", "Text"), ("newest_color", "Newest words"), ("background_color", "Background"))
+
+
+class Preferences(QDialog):
+    settings_changed = Signal()
+
+    def __init__(self, settings: Settings, overlay: CaptionOverlay, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Captionist preferences")
+        self.settings, self.overlay = settings, overlay
+        o = settings.overlay
+        self.lines = QSpinBox()
+        self.lines.setRange(1, 10)
+        self.lines.setValue(o.lines)
+        self.font_family = QFontComboBox()
+        self.font_family.setCurrentFont(QFont(o.font_family))
+        self.font_size = QSpinBox()
+        self.font_size.setRange(8, 120)
+        self.font_size.setValue(o.font_size)
+        self.opacity = QSlider(Qt.Orientation.Horizontal)
+        self.opacity.setRange(0, 100)
+        self.opacity.setValue(round(o.background_opacity * 100))
+        self.outline = QCheckBox("Outline")
+        self.outline.setChecked(o.outline)
+        self.shadow = QCheckBox("Shadow")
+        self.shadow.setChecked(o.shadow)
+        self.position = QComboBox()
+        self.position.addItems(list(POSITIONS))
+        if o.position in POSITIONS:
+            self.position.setCurrentText(o.position)
+        place = QPushButton("Place on this screen")
+        self.click_through = QCheckBox("Click-through (undo from the tray menu or Ctrl+Shift+T)")
+        self.click_through.setChecked(o.click_through)
+        self.colour_buttons: dict[str, QPushButton] = {}
+        colours = QHBoxLayout()
+        for field, label in COLOUR_FIELDS:
+            button = QPushButton(label)
+            button.clicked.connect(lambda _=False, f=field: self._pick_colour(f))
+            self.colour_buttons[field] = button
+            colours.addWidget(button)
+        self._show_colours()
+
+        overlay_box = QGroupBox("Captions overlay")
+        form = QFormLayout(overlay_box)
+        form.addRow("Lines", self.lines)
+        form.addRow("Font", self.font_family)
+        form.addRow("Size (px)", self.font_size)
+        form.addRow("Colours", colours)
+        form.addRow("Background opacity", self.opacity)
+        effects = QHBoxLayout()
+        effects.addWidget(self.outline)
+        effects.addWidget(self.shadow)
+        form.addRow("Text effect", effects)
+        pos_row = QHBoxLayout()
+        pos_row.addWidget(self.position)
+        pos_row.addWidget(place)
+        form.addRow("Position", pos_row)
+        form.addRow(self.click_through)
+
+        self.folder = QLabel(str(settings.transcript_folder()))
+        self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        choose = QPushButton("Choose…")
+        self.format = QComboBox()
+        self.format.addItems(list(FORMATS))
+        self.format.setCurrentText(settings.transcript_format)
+        self.timestamps = QCheckBox("Timestamps in TXT transcripts")
+        self.timestamps.setChecked(settings.transcript_timestamps)
+        transcript_box = QGroupBox("Transcript file")
+        tform = QFormLayout(transcript_box)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.folder, 1)
+        folder_row.addWidget(choose)
+        tform.addRow("Folder", folder_row)
+        tform.addRow("Format", self.format)
+        tform.addRow(self.timestamps)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(overlay_box)
+        layout.addWidget(transcript_box)
+
+        for spin in (self.lines, self.font_size):
+            spin.valueChanged.connect(self._apply_overlay)
+        self.font_family.currentFontChanged.connect(self._apply_overlay)
+        self.opacity.valueChanged.connect(self._apply_overlay)
+        self.outline.toggled.connect(self._apply_overlay)
+        self.shadow.toggled.connect(self._apply_overlay)
+        place.clicked.connect(lambda: self.overlay.apply_position(self.position.currentText()))
+        self.click_through.toggled.connect(self.overlay.set_click_through)
+        choose.clicked.connect(self._choose_folder)
+        self.format.currentTextChanged.connect(self._apply_transcript)
+        self.timestamps.toggled.connect(self._apply_transcript)
+
+    def _apply_overlay(self, *_: object) -> None:
+        o = self.settings.overlay
+        o.lines = self.lines.value()
+        o.font_family = self.font_family.currentFont().family()
+        o.font_size = self.font_size.value()
+        o.background_opacity = self.opacity.value() / 100
+        o.outline, o.shadow = self.outline.isChecked(), self.shadow.isChecked()
+        self.overlay.apply_settings()
+        emit(self.settings_changed)
+
+    def set_colour(self, field: str, colour: str) -> None:
+        if not QColor(colour).isValid():
+            raise ValueError(f"not a colour: {colour!r}")
+        setattr(self.settings.overlay, field, QColor(colour).name())
+        self._show_colours()
+        self.overlay.apply_settings()
+        emit(self.settings_changed)
+
+    def _pick_colour(self, field: str) -> None:
+        chosen = QColorDialog.getColor(QColor(getattr(self.settings.overlay, field)), self)
+        if chosen.isValid():
+            self.set_colour(field, chosen.name())
+
+    def _show_colours(self) -> None:
+        for field, button in self.colour_buttons.items():
+            colour = getattr(self.settings.overlay, field)
+            text = "#000000" if QColor(colour).lightness() > 128 else "#ffffff"
+            button.setStyleSheet(f"background: {colour}; color: {text};")
+
+    def set_folder(self, folder: Path) -> None:
+        self.settings.transcript_dir = str(folder)
+        self.folder.setText(str(folder))
+        emit(self.settings_changed)
+
+    def _choose_folder(self) -> None:
+        name = QFileDialog.getExistingDirectory(
+            self, "Transcript folder", str(self.settings.transcript_folder())
+        )
+        if name:
+            self.set_folder(Path(name))
+
+    def _apply_transcript(self, *_: object) -> None:
+        self.settings.transcript_format = self.format.currentText()
+        self.settings.transcript_timestamps = self.timestamps.isChecked()
+        emit(self.settings_changed)
