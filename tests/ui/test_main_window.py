@@ -150,3 +150,34 @@ def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tm
     assert " ".join(c.text for c in parse("srt", dest.read_text())).split() == want
     assert not win.export_last(tmp_path / "again.docx")
     assert "docx" in win.error_banner.text()
+
+
+def test_idle_meters_come_from_a_preview_closed_during_sessions(qtbot, fake_sd, tmp_path) -> None:
+    from captionist.audio.capture import Capture
+    from captionist.ui.level_preview import LevelPreview
+
+    from tests.conftest import speech_like
+
+    fake_sd.add_device("Mic", rate=16000, default=True)
+    model_file = tmp_path / "models" / "m.gguf"
+    model_file.parent.mkdir()
+    model_file.write_bytes(b"GGUF")
+    ctl = SessionController(sd=fake_sd, model_loader=lambda p, b: FakeModel())
+    win = MainWindow(
+        ctl,
+        Settings(transcript_dir=str(tmp_path / "t")),
+        list_sources=lambda: list_sources(fake_sd, pactl=None),
+        model_store=ModelStore(model_file.parent, demo=tmp_path / "none.gguf"),
+        preview=LevelPreview(lambda chosen: Capture(chosen, sd=fake_sd)),
+    )
+    qtbot.addWidget(win)
+    preview_stream = fake_sd.streams[-1]
+    assert preview_stream.active
+    preview_stream.push(speech_like(16000, [(0.2, True)], amp=0.5))
+    qtbot.waitUntil(lambda: win.sources.meters["0"].value() > 50, timeout=3000)
+    with qtbot.waitSignal(ctl.state_changed):
+        win.start_session()
+    assert preview_stream.closed and fake_sd.streams[-1] is not preview_stream
+    with qtbot.waitSignal(ctl.session_finished, timeout=10000):
+        ctl.stop()
+    assert fake_sd.streams[-1].active  # metering again

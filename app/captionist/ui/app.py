@@ -22,10 +22,12 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.transcript import SessionWriter
+from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.resources import app_icon, style_sheet
@@ -67,7 +69,8 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     controller = SessionController(sd=sd, **({"model_loader": model_loader} if model_loader else {}))
     overlay = CaptionOverlay(settings.overlay)
     overlay.restore_geometry()
-    window = MainWindow(controller, settings, overlay=overlay, list_sources=sources)
+    preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
+    window = MainWindow(controller, settings, overlay=overlay, list_sources=sources, preview=preview)
     tray = Tray(app.windowIcon(), window, overlay, controller)
     app.setQuitOnLastWindowClosed(tray.icon is None)
 
@@ -79,6 +82,8 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     overlay.settings_changed.connect(save_timer.start)
 
     def at_exit() -> None:
+        if preview is not None:
+            preview.stop()
         controller.shutdown()
         save_timer.stop()
         _save(window, settings)

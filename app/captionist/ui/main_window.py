@@ -38,6 +38,7 @@ from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS, SessionWriter
 from captionist.ui.delay_slider import DelaySlider
+from captionist.ui.level_preview import LevelPreview
 from captionist.ui.models_dialog import ModelsDialog
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.preferences import Preferences
@@ -59,6 +60,7 @@ class MainWindow(QMainWindow):
         overlay: CaptionOverlay | None = None,
         list_sources: Callable[[], list[Source]] = list,
         model_store: ModelStore | None = None,
+        preview: LevelPreview | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -147,7 +149,8 @@ class MainWindow(QMainWindow):
             shortcut.activated.connect(lambda: overlay.set_click_through(not overlay.is_click_through()))
         self._meter_timer = QTimer(self)
         self._meter_timer.setInterval(100)
-        self._meter_timer.timeout.connect(lambda: self.sources.set_levels(self.controller.levels()))
+        self._meter_timer.timeout.connect(self._update_meters)
+        self.preview = preview
         self.refresh_sources()
         self.refresh_models()
         self.resize(980, 620)
@@ -160,6 +163,23 @@ class MainWindow(QMainWindow):
             self.show_error(str(exc))
             sources = []
         self.sources.set_sources(sources, self.settings.sources)
+        self._restart_preview()
+
+    def _restart_preview(self) -> None:
+        """While idle, keep the selected sources open just for their meters."""
+        if self.preview is None or self.controller.state != "idle":
+            return
+        error = self.preview.start(self.sources.selected())
+        if error:
+            self.show_notice(f"level meter: {error}")
+        if self.preview.active:
+            self._meter_timer.start()
+
+    def _update_meters(self) -> None:
+        if self.controller.state == "idle" and self.preview is not None:
+            self.sources.set_levels(self.preview.poll())
+        else:
+            self.sources.set_levels(self.controller.levels())
 
     def refresh_models(self) -> None:
         self.model_combo.blockSignals(True)
@@ -226,6 +246,7 @@ class MainWindow(QMainWindow):
     def _on_sources_chosen(self) -> None:
         self.settings.sources = [s.id for s in self.sources.selected()]
         emit(self.settings_changed)
+        self._restart_preview()
 
     def _on_delay(self, delay_ms: int) -> None:
         self.settings.delay_ms = delay_ms
@@ -263,7 +284,12 @@ class MainWindow(QMainWindow):
         if self.overlay is not None:
             self.overlay.clear()
         self.transcript.begin_session(" + ".join(src.name for src in sources))
-        return self.controller.start(config)
+        if self.preview is not None:
+            self.preview.stop()  # the session opens the devices itself
+        started = self.controller.start(config)
+        if not started:
+            self._restart_preview()
+        return started
 
     def _on_state(self, state: str) -> None:
         self.start_button.setText({"running": "Stop", "stopping": "Finishing…"}.get(state, "Start"))
@@ -275,6 +301,7 @@ class MainWindow(QMainWindow):
         elif state == "idle":
             self._meter_timer.stop()
             self.sources.set_levels({})
+            self._restart_preview()
 
     def _on_caption(self, update: CaptionUpdate) -> None:
         self.transcript.append_update(update)
