@@ -29,7 +29,9 @@ CONTENT = {
 
 def _sibling(name: str, lfs: bool) -> SimpleNamespace:
     sha = hashlib.sha256(CONTENT[name]).hexdigest() if lfs else None
-    return SimpleNamespace(rfilename=name, size=len(CONTENT[name]), lfs=SimpleNamespace(sha256=sha) if lfs else None)
+    return SimpleNamespace(
+        rfilename=name, size=len(CONTENT[name]), lfs=SimpleNamespace(sha256=sha) if lfs else None
+    )
 
 
 class FakeApi:
@@ -91,7 +93,9 @@ def test_store_import_list_delete(tmp_path) -> None:
 
 def test_catalogue_quantizations() -> None:
     q = VOXTRAL_REALTIME.quantization("Q4_K_M")
-    assert q.ram_gb < VOXTRAL_REALTIME.quantization("Q8_0").ram_gb < VOXTRAL_REALTIME.quantization("F16").ram_gb
+    assert (
+        q.ram_gb < VOXTRAL_REALTIME.quantization("Q8_0").ram_gb < VOXTRAL_REALTIME.quantization("F16").ram_gb
+    )
     with pytest.raises(ValueError, match="unknown quantization 'Q2_K'; choose one of F16, Q8_0"):
         VOXTRAL_REALTIME.quantization("Q2_K")
 
@@ -108,14 +112,26 @@ def test_no_network_is_said_plainly() -> None:
 
 def test_download_progress_and_checksum(tmp_path) -> None:
     seen: list[tuple[int, int]] = []
-    dest = download_checkpoint(VOXTRAL_REALTIME, tmp_path / "dl", progress=lambda d, t: seen.append((d, t)),
-                               cancel=threading.Event(), api=FakeApi(), downloader=fake_downloader())
+    dest = download_checkpoint(
+        VOXTRAL_REALTIME,
+        tmp_path / "dl",
+        progress=lambda d, t: seen.append((d, t)),
+        cancel=threading.Event(),
+        api=FakeApi(),
+        downloader=fake_downloader(),
+    )
     assert (dest / "consolidated.safetensors").read_bytes() == CONTENT["consolidated.safetensors"]
     total = sum(len(CONTENT[n]) for n in ("params.json", "consolidated.safetensors", "tekken.json"))
     assert seen[-1] == (total, total) and all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
     with pytest.raises(ChecksumMismatch, match="consolidated.safetensors does not match"):
-        download_checkpoint(VOXTRAL_REALTIME, tmp_path / "bad", progress=lambda d, t: None, cancel=threading.Event(),
-                            api=FakeApi(), downloader=fake_downloader(corrupt="consolidated.safetensors"))
+        download_checkpoint(
+            VOXTRAL_REALTIME,
+            tmp_path / "bad",
+            progress=lambda d, t: None,
+            cancel=threading.Event(),
+            api=FakeApi(),
+            downloader=fake_downloader(corrupt="consolidated.safetensors"),
+        )
     assert not (tmp_path / "bad" / "consolidated.safetensors").exists()
 
 
@@ -128,9 +144,16 @@ def test_download_cancel(tmp_path) -> None:
 
     calls: list[str] = []
     with pytest.raises(DownloadCancelled):
-        download_checkpoint(VOXTRAL_REALTIME, tmp_path / "dl", progress=progress, cancel=cancel, api=FakeApi(),
-                            downloader=fake_downloader(calls=calls))
-    assert calls == ["tekken.json", "params.json", "consolidated.safetensors"][: len(calls)] and len(calls) < 4
+        download_checkpoint(
+            VOXTRAL_REALTIME,
+            tmp_path / "dl",
+            progress=progress,
+            cancel=cancel,
+            api=FakeApi(),
+            downloader=fake_downloader(calls=calls),
+        )
+    assert calls == ["tekken.json", "params.json", "consolidated.safetensors"]  # smallest first
+    assert not (tmp_path / "dl" / "consolidated.safetensors").exists()  # stopped mid-file
 
 
 def test_install_runs_stages_and_cleans_up(tmp_path) -> None:
@@ -151,9 +174,16 @@ def test_install_runs_stages_and_cleans_up(tmp_path) -> None:
         if not stages or stages[-1] != stage:
             stages.append(stage)
 
-    path = install_model(VOXTRAL_REALTIME, "Q4_K_M", on_progress=on_progress, cancel=threading.Event(),
-                         models_dir=tmp_path / "models", convert=convert, quantize=quantize,
-                         download_kwargs={"api": FakeApi(), "downloader": fake_downloader()})
+    path = install_model(
+        VOXTRAL_REALTIME,
+        "Q4_K_M",
+        on_progress=on_progress,
+        cancel=threading.Event(),
+        models_dir=tmp_path / "models",
+        convert=convert,
+        quantize=quantize,
+        download_kwargs={"api": FakeApi(), "downloader": fake_downloader()},
+    )
     assert stages == ["download", "convert", "quantize", "done"]
     assert path.name == "voxtral-mini-4b-realtime-q4_k_m.gguf" and path.read_bytes() == b"GGUF-Q4_K_M"
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [path.name]
