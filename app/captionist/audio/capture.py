@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import soxr
+
 from captionist.audio.devices import Source
 from captionist.audio.mixer import Mixer
 
