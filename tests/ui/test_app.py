@@ -47,7 +47,7 @@ def test_corrupt_settings_notice_is_shown(parts) -> None:
     paths.settings_file().parent.mkdir(parents=True)
     paths.settings_file().write_text("{not json")
     p = parts()
-    assert p.window.error_banner.text().startswith("settings file was corrupt")
+    assert p.window.error_banner.text().splitlines()[-1].startswith("settings file was corrupt")
     assert p.settings.delay_ms == 480
 
 

@@ -108,7 +108,11 @@ def test_errors_are_shown_in_the_banner(app_parts, qtbot) -> None:
     for i in range(win.sources.list.count()):
         win.sources.list.item(i).setCheckState(Qt.CheckState.Unchecked)
     assert win.settings.sources == []
-    assert not win.start_session() and win.error_banner.text() == "Tick at least one audio source."
+    assert not win.start_session()
+    assert win.error_banner.text().splitlines() == [
+        "cannot open 'USB Mic': Device unavailable: USB Mic",
+        "Tick at least one audio source.",
+    ]
 
 
 def test_import_rejects_non_gguf_and_accepts_gguf(app_parts, tmp_path) -> None:
@@ -135,7 +139,9 @@ def test_no_model_guides_the_user(qtbot, fake_sd, tmp_path) -> None:
     )
     qtbot.addWidget(win)
     assert win.error_banner.text().startswith("No speech model yet")
-    assert not win.start_session() and win.error_banner.text() == "Choose a model first (Import GGUF…)."
+    assert not win.start_session()
+    assert win.error_banner.text().splitlines()[-1] == "Choose a model first (Import GGUF…)."
+    assert len(win.error_banner.text().splitlines()) == 2  # distinct messages stack
 
 
 def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tmp_path) -> None:

@@ -196,8 +196,8 @@ class MainWindow(QMainWindow):
         self.model_combo.blockSignals(False)
         if self.model_combo.count() == 0:
             self.show_error(
-                "No speech model yet: import a GGUF file, or run `captionist convert` on the "
-                "downloaded Voxtral checkpoint and import the result."
+                "No speech model yet: open Models… to download Voxtral Realtime, or import a GGUF file "
+                "you already have."
             )
         else:
             self._on_model_chosen()
@@ -353,7 +353,10 @@ class MainWindow(QMainWindow):
 
     # --- messages -----------------------------------------------------------------------------
     def show_error(self, message: str) -> None:
-        self.error_banner.setText(message)
+        """Show ``message`` in the banner; distinct messages stack (newest last, at most three)."""
+        lines = self.error_banner.text().splitlines() if not self.error_banner.isHidden() else []
+        lines = [line for line in lines if line != message][-2:] + [message]
+        self.error_banner.setText("\n".join(lines))
         self.error_banner.show()
 
     def clear_error(self) -> None:
