@@ -157,8 +157,16 @@ class Stream:
 
     ``feed`` accepts any number of samples (1 sample or a minute); ``finish`` pads the end and
     decodes to the end, after which the result equals ``Model.transcribe`` of the same audio.
-    Live rule: an EOS before ``finish`` never ends the stream; it is reported as an
-    ``"end_of_utterance"`` event and decoding continues.
+    Live rules beyond the reference:
+
+    - An EOS before ``finish`` never ends the stream: it is reported as an ``"end_of_utterance"``
+      event and decoding continues ([STREAMING_PAD] is fed in place of the EOS).
+    - Unbounded length: before the decoder reaches its position limit (131072 positions, about
+      2.9 h at real dims), preferably at a pause, it starts over with a fresh prompt built from
+      silence and the last audio it has seen (``"reanchor"`` event); no text is lost or repeated.
+    - ``set_delay`` changes the delay mid-session: the current segment is finished (all audio fed
+      so far is transcribed), and decoding continues in a new segment at the new delay. Text and
+      token times continue across segments.
     """
 
     def __init__(self, model: Model, delay_ms: int | None = None) -> None:
@@ -171,13 +179,30 @@ class Stream:
         self.revision = 0
         self.text = ""
         self.token_ids: list[int] = []
+        self._samples_before = 0  # samples fed in earlier segments
+        self._samples = 0  # samples fed in this segment
 
     @property
     def delay_ms(self) -> int:
         return self._delay_tokens * TOKEN_MS
 
     def feed(self, pcm: np.ndarray) -> StreamUpdate:
-        return self._update(self._s.feed(_check_pcm(pcm, allow_empty=True)))
+        pcm = _check_pcm(pcm, allow_empty=True)
+        update = self._update(self._s.feed(pcm))
+        self._samples += pcm.size
+        return update
+
+    def set_delay(self, delay_ms: int) -> StreamUpdate:
+        """Finish the current segment and continue at ``delay_ms``; committed text is kept."""
+        tokens = delay_ms_to_tokens(delay_ms)
+        result = self._s.finish()
+        result["events"] = ["segment_end" if e == "finished" else e for e in result["events"]]
+        update = self._update(result)
+        self._s.reset(tokens)
+        self._delay_tokens = tokens
+        self._samples_before += self._samples
+        self._samples = 0
+        return update
 
     def finish(self) -> StreamUpdate:
         return self._update(self._s.finish())
@@ -196,7 +221,10 @@ class Stream:
         self._clear()
 
     def _update(self, result: dict[str, Any]) -> StreamUpdate:
+        offset = self._samples_before * 1000 // SAMPLE_RATE
         new = self.model._tokens(result)
+        if offset:
+            new = [Token(t.id, t.piece, t.time_ms + offset, t.is_control) for t in new]
         added = "".join(t.piece for t in new) + result["text_tail"]
         if added:
             self.text += added
@@ -207,8 +235,8 @@ class Stream:
             text=self.text,
             new_tokens=new,
             token_ids=list(self.token_ids),
-            audio_ms_received=int(result["audio_ms_received"]),
-            audio_ms_decoded=int(result["audio_ms_decoded"]),
+            audio_ms_received=offset + int(result["audio_ms_received"]),
+            audio_ms_decoded=offset + int(result["audio_ms_decoded"]),
             events=list(result["events"]),
         )
 

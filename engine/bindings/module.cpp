@@ -25,6 +25,7 @@ py::dict result_to_dict(const stream_result & r) {
     py::dict d;
     d["new_tokens"] = toks;
     d["events"] = r.events;
+    d["event_at"] = r.event_at;
     d["audio_ms_received"] = r.audio_ms_received;
     d["audio_ms_decoded"] = r.audio_ms_decoded;
     d["text_tail"] = py::bytes(r.text_tail).attr("decode")("utf-8", "replace");

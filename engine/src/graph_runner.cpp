@@ -4,6 +4,7 @@
 
 #include <ggml-cpu.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,11 @@ graph_runner::graph_runner(const model & m) : m_(m) {
         ggml_backend_dev_t dev = ggml_backend_get_device(b);
         if (dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
             ggml_backend_cpu_set_n_threads(b, m.n_threads);
+            ggml_threadpool_params tp = ggml_threadpool_params_default(m.n_threads);
+            const char * poll = std::getenv("CAPTIONIST_POLL");
+            tp.poll = poll ? (uint32_t) std::atoi(poll) : tp.poll;
+            threadpool_ = ggml_threadpool_new(&tp);
+            if (threadpool_) ggml_backend_cpu_set_threadpool(b, threadpool_);
         }
     }
     sched_ = ggml_backend_sched_new(backends_.data(), nullptr, (int) backends_.size(), GRAPH_MAX_NODES, false, false);
@@ -32,6 +38,7 @@ graph_runner::~graph_runner() {
     if (ctx_) ggml_free(ctx_);
     if (sched_) ggml_backend_sched_free(sched_);
     for (ggml_backend_t b : backends_) ggml_backend_free(b);
+    if (threadpool_) ggml_threadpool_free(threadpool_);
 }
 
 ggml_context * graph_runner::begin() {

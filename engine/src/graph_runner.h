@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ggml-backend.h>
+#include <ggml-cpu.h>
 #include <ggml.h>
 
 #include <vector>
@@ -37,6 +38,7 @@ private:
     ggml_backend_sched_t sched_ = nullptr;
     std::vector<uint8_t> meta_;
     ggml_context * ctx_ = nullptr;
+    ggml_threadpool * threadpool_ = nullptr;
 };
 
 constexpr size_t GRAPH_MAX_NODES = 16384;

@@ -191,8 +191,9 @@ void bind_weights(model & m) {
     w.conv2_w = b.get("enc.conv2.weight", {3, E, E});
     w.conv2_b = b.get("enc.conv2.bias", {E}, true);
     for (ggml_tensor * t : {w.conv1_w, w.conv2_w}) {
-        if (t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16) {
-            throw std::runtime_error(std::string("conv weights must be F32 or F16, found ") + ggml_type_name(t->type));
+        if (t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16 && t->type != GGML_TYPE_BF16) {
+            throw std::runtime_error(std::string("conv weights must be F32, F16 or BF16, found ") +
+                                     ggml_type_name(t->type));
         }
     }
     w.enc.resize(hp.enc_n_layer);

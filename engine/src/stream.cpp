@@ -17,6 +17,7 @@ namespace {
 constexpr int MAX_DELAY_TOKENS = 30;     // 2400 ms
 constexpr int MAX_BATCH_TOKENS = 32;     // encoder batch: 32 tokens = 128 encoder frames = 2.56 s
 constexpr int64_t PCM_RELEASE_CHUNK = 16000;
+constexpr int QUIET_TOKENS_FOR_REANCHOR = 12; // ~1 s without text counts as a pause
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -67,7 +68,10 @@ void stream::reset(int num_delay_tokens) {
     dec_ring_.clear();
     embeds_.clear();
     embeds_base_ = 0;
+    silence_embeds_.clear();
     dec_pos_ = 0;
+    anchor_shift_ = 0;
+    quiet_run_ = 0;
     next_input_ = -1;
     generated_.clear();
     n_outputs_ = 0;
@@ -122,7 +126,7 @@ stream_result stream::finish() {
     pump(out);
     out.text_tail = text_.flush();
     ended_ = true;
-    out.events.push_back("finished");
+    add_event(out, "finished");
     return out;
 }
 
@@ -219,7 +223,11 @@ void stream::run_audio_batches() {
         ggml_backend_tensor_get(g.conv1_last, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
         std::vector<float> emb((size_t) (D * k));
         ggml_backend_tensor_get(g.embeds, emb.data(), 0, emb.size() * sizeof(float));
-        for (int i = 0; i < k; ++i) embeds_.emplace_back(emb.begin() + (size_t) i * D, emb.begin() + (size_t) (i + 1) * D);
+        for (int i = 0; i < k; ++i) {
+            embeds_.emplace_back(emb.begin() + (size_t) i * D, emb.begin() + (size_t) (i + 1) * D);
+            // the left-pad tokens (pure silence: the encoder is causal) are kept for re-anchoring
+            if (enc_pos_ / epf + i < (int64_t) hp.n_left_pad_tokens) silence_embeds_.push_back(embeds_.back());
+        }
         if (opts_.capture) {
             std::vector<float> eo((size_t) (E * n_enc));
             ggml_backend_tensor_get(g.enc_out, eo.data(), 0, eo.size() * sizeof(float));
@@ -236,21 +244,53 @@ void stream::run_audio_batches() {
     }
 }
 
-void stream::run_decoder(stream_result & out) {
+void stream::add_event(stream_result & out, const char * name) {
+    out.events.push_back(name);
+    out.event_at.push_back(out.new_tokens.size());
+}
+
+int64_t stream::audio_index(int64_t pos) const {
+    return pos < (int64_t) m_->hp.n_left_pad_tokens ? pos : pos + anchor_shift_;
+}
+
+void stream::prefill(stream_result & out) {
     const vocab & voc = m_->voc;
+    std::vector<int32_t> prompt((size_t) prompt_len_, voc.streaming_pad_id);
+    prompt[0] = voc.bos_id;
+    decode_positions(0, prompt_len_, prompt, out);
+}
+
+// Positions are limited (RoPE, max_position). Before reaching the limit, at a pause if one comes,
+// else at the limit itself, the decoder starts over with a fresh prompt: silence for the left pad
+// and the last d+1 audio embeddings, so its next output is the token that was due anyway.
+bool stream::reanchor_due() const {
+    const int64_t limit = m_->hp.dec_max_position;
+    const int64_t soft = limit - std::max<int64_t>(1, std::min<int64_t>(4096, limit / 4));
+    return dec_pos_ >= limit || (dec_pos_ >= soft && quiet_run_ >= QUIET_TOKENS_FOR_REANCHOR);
+}
+
+void stream::reanchor(stream_result & out) {
+    const int64_t next_audio = audio_index(dec_pos_);
+    anchor_shift_ = next_audio - delay_ - (int64_t) m_->hp.n_left_pad_tokens;
+    dec_ring_.clear();
+    dec_pos_ = 0;
+    quiet_run_ = 0;
+    add_event(out, "reanchor");
+    prefill(out);
+}
+
+void stream::run_decoder(stream_result & out) {
     const int64_t n_avail = embeds_base_ + (int64_t) embeds_.size();
     const int64_t total = audio_tokens_total();
-    const int64_t last_pos = total >= 0 ? total - 2 : INT64_MAX; // reference: max_length = n_audio
-    if (dec_pos_ == 0) {
+    const int64_t last_audio = total >= 0 ? total - 2 : INT64_MAX; // reference: max_length = n_audio
+    if (dec_pos_ == 0 && n_outputs_ == 0) {
         if (n_avail < prompt_len_) return;
-        std::vector<int32_t> prompt((size_t) prompt_len_, voc.streaming_pad_id);
-        prompt[0] = voc.bos_id;
-        decode_positions(0, prompt_len_, prompt, out);
+        prefill(out);
     }
-    while (!ended_ && dec_pos_ < n_avail && dec_pos_ <= last_pos) {
-        if (dec_pos_ >= (int64_t) m_->hp.dec_max_position) {
-            // TODO(issue 3): re-anchor transparently instead of stopping at the RoPE position limit.
-            throw std::runtime_error("the stream reached the decoder's position limit");
+    while (!ended_ && audio_index(dec_pos_) < n_avail && audio_index(dec_pos_) <= last_audio) {
+        if (reanchor_due()) {
+            reanchor(out);
+            continue;
         }
         decode_positions(dec_pos_, 1, {next_input_}, out);
     }
@@ -269,7 +309,9 @@ void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & 
     ggml_backend_tensor_set(g.ids, ids.data(), 0, (size_t) n * sizeof(int32_t));
     std::vector<float> audio((size_t) (D * n));
     for (int i = 0; i < n; ++i) {
-        const std::vector<float> & e = embeds_[(size_t) (pos0 + i - embeds_base_)];
+        const int64_t a = audio_index(pos0 + i);
+        const std::vector<float> & e =
+            pos0 + i < (int64_t) hp.n_left_pad_tokens ? silence_embeds_[(size_t) (pos0 + i)] : embeds_[(size_t) (a - embeds_base_)];
         std::copy(e.begin(), e.end(), audio.begin() + (size_t) i * D);
     }
     ggml_backend_tensor_set(g.audio, audio.data(), 0, audio.size() * sizeof(float));
@@ -292,28 +334,33 @@ void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & 
 
     const size_t j = n_outputs_++;
     const int32_t tok = argmax(logits);
+    // the output at position p is the token of audio token (p - d) (padded), i.e. real index below
+    const int64_t slot = audio_index(pos0 + n - 1) - delay_ - (int64_t) hp.n_left_pad_tokens;
+    const int64_t time_ms = slot * (int64_t) hp.samples_per_token() * 1000 / hp.sample_rate;
     if (opts_.capture) cap_.logits.push_back(std::move(logits));
     const bool forced = j < forced_.size();
     const int32_t eos = m_->voc.eos_id;
+    quiet_run_ = (tok == eos || m_->voc.is_control(tok)) ? quiet_run_ + 1 : 0;
     if (tok == eos) {
         if ((opts_.eos_ends || finished_) && !forced) {
             ended_ = true;
             return;
         }
-        if (!forced) out.events.push_back("end_of_utterance");
+        if (!forced) add_event(out, "end_of_utterance");
         next_input_ = m_->voc.streaming_pad_id;
     } else {
         generated_.push_back(tok);
         // tekken decodes each run of text tokens on its own: a control token ends the run.
         const std::string piece = m_->voc.is_control(tok) ? text_.flush() : text_.push(m_->voc.token_bytes(tok));
-        out.new_tokens.push_back({tok, (int64_t) j * hp.samples_per_token() * 1000 / hp.sample_rate, piece});
+        out.new_tokens.push_back({tok, time_ms, piece});
         next_input_ = tok;
     }
     if (forced) next_input_ = forced_[j];
 }
 
 void stream::release_consumed() {
-    while (!embeds_.empty() && embeds_base_ < dec_pos_) {
+    // keep the last d+1 consumed embeddings: a re-anchor prompt needs them
+    while (!embeds_.empty() && embeds_base_ < audio_index(dec_pos_) - delay_) {
         embeds_.pop_front();
         ++embeds_base_;
     }
@@ -332,7 +379,7 @@ int64_t stream::ms_received() const {
 
 int64_t stream::ms_decoded() const {
     const int64_t tok_ms = (int64_t) m_->hp.samples_per_token() * 1000 / m_->hp.sample_rate;
-    const int64_t ms = (dec_pos_ - (int64_t) m_->hp.n_left_pad_tokens) * tok_ms;
+    const int64_t ms = (audio_index(dec_pos_) - (int64_t) m_->hp.n_left_pad_tokens) * tok_ms;
     return std::max<int64_t>(0, std::min(ms, ms_received()));
 }
 

@@ -34,7 +34,8 @@ struct stream_token {
 
 struct stream_result {
     std::vector<stream_token> new_tokens; // tokens committed by this call (EOS excluded)
-    std::vector<std::string> events;      // "end_of_utterance", "finished"
+    std::vector<std::string> events;      // "end_of_utterance", "reanchor", "finished"
+    std::vector<size_t> event_at;         // for each event: how many new_tokens preceded it
     int64_t audio_ms_received = 0;        // real audio fed so far
     int64_t audio_ms_decoded = 0;         // real audio whose embeddings the decoder has consumed
     std::string text_tail;                // finish(): held-back bytes of a split character, decoded
@@ -97,6 +98,11 @@ private:
     void decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out);
     int64_t mel_frames_total() const;  // -1 until finish()
     int64_t audio_tokens_total() const; // -1 until finish()
+    int64_t audio_index(int64_t pos) const; // audio token consumed by decoder position `pos`
+    void prefill(stream_result & out);
+    static void add_event(stream_result & out, const char * name);
+    bool reanchor_due() const;
+    void reanchor(stream_result & out);
     int64_t ms_received() const;
     int64_t ms_decoded() const;
     void release_consumed();
@@ -127,7 +133,10 @@ private:
     // decoder
     std::deque<std::vector<float>> embeds_; // audio embeddings not yet consumed
     int64_t embeds_base_ = 0;               // audio token index of embeds_.front()
+    std::vector<std::vector<float>> silence_embeds_; // embeddings of the n_left_pad silent tokens
     int64_t dec_pos_ = 0;                   // next decoder position
+    int64_t anchor_shift_ = 0;              // audio_index(p) - p for p >= n_left (moves at re-anchors)
+    int64_t quiet_run_ = 0;                 // consecutive outputs without text
     int32_t next_input_ = -1;               // token to feed at dec_pos_ (after the prompt)
     std::vector<int32_t> generated_;
     std::vector<int32_t> forced_;

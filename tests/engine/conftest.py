@@ -1,0 +1,61 @@
+"""Engine test fixtures: the reference tiny models converted (once per session) to our GGUFs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile
+from captionist import engine
+from captionist.convert import convert_checkpoint
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+REFERENCE = DATA / "reference"
+AUDIO = DATA / "audio"
+MODELS = ("tiny_wide", "tiny_small")
+
+
+def load_expected(model: str) -> dict[str, Any]:
+    return json.loads((REFERENCE / model / "expected.json").read_text())
+
+
+def load_clip(name: str) -> np.ndarray:
+    pcm, rate = soundfile.read(AUDIO / name, dtype="float32")
+    assert rate == engine.SAMPLE_RATE
+    return pcm
+
+
+@pytest.fixture(scope="session")
+def gguf_path(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """gguf_path(model, kind) -> a converted file; kind: f32, f16, bf16 or a quantization type."""
+    root = tmp_path_factory.mktemp("gguf")
+    made: dict[tuple[str, str], Path] = {}
+
+    def make(model: str, kind: str) -> Path:
+        key = (model, kind)
+        if key not in made:
+            out = root / f"{model}.{kind}.gguf"
+            if kind in ("f32", "f16", "bf16"):
+                convert_checkpoint(REFERENCE / model / "hf", out, kind, progress=False)
+            else:
+                engine.quantize(make(model, "f32"), out, kind)
+            made[key] = out
+        return made[key]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def loaded(gguf_path: Callable[[str, str], Path]) -> Callable[[str, str], engine.Model]:
+    cache: dict[tuple[str, str], engine.Model] = {}
+
+    def get(model: str, kind: str = "f32") -> engine.Model:
+        if (model, kind) not in cache:
+            cache[(model, kind)] = engine.Model(gguf_path(model, kind), backend="cpu", n_threads=2)
+        return cache[(model, kind)]
+
+    return get
