@@ -38,7 +38,6 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import soundfile as sf  # noqa: E402
-from captionist.engine import Model  # noqa: E402
 from roofline import (  # noqa: E402
     decoder_step_flops,
     encoder_token_flops,
@@ -46,6 +45,8 @@ from roofline import (  # noqa: E402
     read_bandwidth_gbs,
     step_costs,
 )
+
+from captionist.engine import Model  # noqa: E402
 
 CLIP = Path(__file__).resolve().parent.parent / "tests/data/audio/speech_long.wav"
 TYPES = ("f16", "q8_0", "q4_k")

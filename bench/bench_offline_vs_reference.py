@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 import torch
-from captionist.convert import convert_checkpoint
-from captionist.engine import Model, quantize
 from dims import hf_config_dicts, model_params
 from synthetic_tekken import write_tekken
+
+from captionist.convert import convert_checkpoint
+from captionist.engine import Model, quantize
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))

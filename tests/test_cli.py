@@ -8,8 +8,9 @@ import sys
 import types
 from pathlib import Path
 
-import captionist
 import pytest
+
+import captionist
 from captionist import __version__, engine
 from captionist.__main__ import main
 from captionist._version import __version__ as version_source

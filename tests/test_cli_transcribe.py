@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+
 from captionist import engine
 from captionist.__main__ import main
 from captionist.engine import TOKEN_MS, EngineError, Token, Transcript

@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
 from captionist import models, paths
 from captionist.models import VOXTRAL_REALTIME, ModelStore, default_model_path
 from captionist.models.download import (

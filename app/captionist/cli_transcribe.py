@@ -131,4 +131,3 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write {dest}: {exc.strerror or exc}") from None
     return 2 if failures else 0
-

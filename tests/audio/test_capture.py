@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+
 from captionist.audio.capture import Capture, CaptureError, rms_dbfs
 from captionist.audio.devices import Source
 from captionist.audio.mixer import Mixer
-
 from tests.conftest import speech_like
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 

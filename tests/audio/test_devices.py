@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from captionist.audio.devices import DeviceNotFound, find_source, format_device_list, list_sources
 
+from captionist.audio.devices import DeviceNotFound, find_source, format_device_list, list_sources
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 
 PACTL = (

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+
 from captionist.audio.files import AudioFileError, decodable_formats, load_audio
 
 

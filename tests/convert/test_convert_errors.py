@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from captionist.convert import ConversionError, convert_checkpoint
 from captionist.convert import converter as converter_module
-
 from tests.convert.synthetic_checkpoint import (
     SPECIAL_TOKENS,
     Dims,

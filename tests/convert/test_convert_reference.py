@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from captionist.convert import convert_checkpoint
 from gguf import GGMLQuantizationType
 from safetensors.numpy import load_file
 
+from captionist.convert import convert_checkpoint
 from tests.convert.gguf_contents import GgufContents, read_gguf
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"

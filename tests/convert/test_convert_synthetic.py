@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from captionist.convert import convert_checkpoint
 from gguf import GGMLQuantizationType
 
+from captionist.convert import convert_checkpoint
 from tests.convert.gguf_contents import read_gguf
 from tests.convert.synthetic_checkpoint import (
     N_SPECIAL,

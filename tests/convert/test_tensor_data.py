@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from captionist.convert import tensor_data
 from captionist.convert.safetensors_file import to_float32
 from captionist.convert.tensor_map import rope_row_permutation
-
 from tests.convert.synthetic_checkpoint import to_interleaved
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile
+
 from captionist import engine
 from captionist.convert import convert_checkpoint
 

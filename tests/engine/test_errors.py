@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from captionist import engine
 from captionist.engine import EngineError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from captionist import engine
 
 from .conftest import MODELS, load_clip, load_expected

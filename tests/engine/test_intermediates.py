@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 from captionist import _engine, engine
 
 from .conftest import MODELS, REFERENCE, load_clip

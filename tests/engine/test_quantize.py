@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from captionist import engine
-from captionist.engine import EngineError
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFReader
 from gguf.quants import dequantize
+
+from captionist import engine
+from captionist.engine import EngineError
 
 
 def tensors(path: Path) -> dict[str, tuple[Q, np.ndarray]]:

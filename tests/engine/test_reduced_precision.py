@@ -12,18 +12,21 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 from captionist import _engine, engine
 
 from .conftest import MODELS, REFERENCE, load_clip, load_expected
 
-# type -> (margin bound, max |logits0 error|), both as fractions of the logit scale
+# type -> (margin bound, max |logits0 error|) as fractions of the logit scale, min steps checked
 BOUNDS = {
-    "f16": (0.005, 0.002),
-    "bf16": (0.02, 0.02),
-    "Q8_0": (0.04, 0.03),
-    "Q5_K": (0.1, 0.08),
-    "Q4_K_M": (0.15, 0.12),
-    "Q4_K": (0.15, 0.15),
+    "f16": (0.005, 0.002, 300),
+    "bf16": (0.02, 0.02, 300),
+    "Q8_0": (0.04, 0.03, 90),
+    # Random tiny models have near-tie logits almost everywhere, so few steps are confident enough
+    # to judge 4-5 bit files: those few (speech onsets, EOS on silence) must still agree.
+    "Q5_K": (0.1, 0.1, 10),
+    "Q4_K_M": (0.15, 0.25, 10),
+    "Q4_K": (0.15, 0.25, 10),
 }
 
 
@@ -32,7 +35,8 @@ BOUNDS = {
 def test_teacher_forced_agreement(loaded: Callable[..., engine.Model], model: str, kind: str) -> None:
     ref0 = np.load(REFERENCE / model / "intermediates_speech_short_d6.npz")["logits0"]
     scale = float(np.abs(ref0).max())
-    margin_bound, logit_bound = (b * scale for b in BOUNDS[kind])
+    margin_frac, logit_frac, min_checked = BOUNDS[kind]
+    margin_bound, logit_bound = margin_frac * scale, logit_frac * scale
     m = loaded(model, kind)
     assert m.info["tensor_types"].get("f32", 0) < sum(m.info["tensor_types"].values())
     checked = agree = 0
@@ -50,9 +54,8 @@ def test_teacher_forced_agreement(loaded: Callable[..., engine.Model], model: st
             if case["margins"][j] > margin_bound:
                 checked += 1
                 agree += int(np.argmax(logits[j]) == want)
-    assert checked >= 1, "too few steps above the bound for the test to mean anything"
+    assert checked >= min_checked, "too few steps above the bound for the test to mean anything"
     assert agree == checked, f"{checked - agree} of {checked} confident steps disagree"
-    print(f"{model} {kind}: {checked} steps checked")
 
     s = _engine.Stream(m._m, 6, True, True)
     s.feed(load_clip("speech_short.wav"))

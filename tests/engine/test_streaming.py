@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from captionist import _engine, engine
 
 from .conftest import MODELS, load_clip, load_expected

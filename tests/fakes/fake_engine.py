@@ -14,6 +14,7 @@ import threading
 import time
 
 import numpy as np
+
 from captionist.engine import SAMPLE_RATE, TOKEN_MS, EngineError, StreamUpdate, Token, delay_ms_to_tokens
 
 FRAME = SAMPLE_RATE * TOKEN_MS // 1000

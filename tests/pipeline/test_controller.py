@@ -4,10 +4,10 @@ from pathlib import Path
 
 import numpy as np
 import soundfile
+
 from captionist.audio.devices import Source
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 from captionist.transcript import parse
-
 from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+
 from captionist.audio.devices import DeviceNotFound
 from captionist.pipeline.headless import run_live
 from captionist.transcript import parse
-
 from tests.fakes.fake_engine import FakeModel, expected_words
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import soundfile
+
 from captionist.audio.devices import Source
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 

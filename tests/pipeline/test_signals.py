@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import sys
 
-from captionist.pipeline.signals import emit
 from PySide6.QtCore import QObject, Signal
+
+from captionist.pipeline.signals import emit
 
 
 class _Sender(QObject):

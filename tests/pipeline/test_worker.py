@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import soundfile
 import soxr
+from PySide6.QtCore import QObject, QThread, Slot
+
 from captionist.audio.capture import Capture
 from captionist.audio.devices import Source
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
-from PySide6.QtCore import QObject, QThread, Slot
-
 from tests.conftest import speech_like
 from tests.fakes.fake_engine import FakeModel, expected_words
 from tests.fakes.fake_sounddevice import FakeSoundDevice

@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from captionist.transcript import FORMATS, Caption, check_format, parse, render, segment_tokens
 from captionist.transcript.render import PARAGRAPH_GAP_MS
 from captionist.transcript.timecode import format_clock, format_timestamp, parse_timestamp
-
 from tests.transcript.tokens import words
 
 CAPTIONS = [

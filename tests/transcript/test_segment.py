@@ -3,10 +3,10 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from captionist.engine import TOKEN_MS, Token
 from captionist.transcript import Caption, segment_tokens, split_finished, wrap_text
 from captionist.transcript.segment import caption_of, ends_sentence
-
 from tests.transcript.tokens import pads, text_of, words
 
 

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import captionist
 import pytest
+
+import captionist
 from captionist.transcript import SessionWriter, parse, read_journal
 
 CHILD = r"""

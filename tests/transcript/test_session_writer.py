@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+
 from captionist.engine import Token
 from captionist.transcript import (
     FORMATS,
@@ -18,7 +19,6 @@ from captionist.transcript import (
     segment_tokens,
 )
 from captionist.transcript import journal as journal_module
-
 from tests.transcript.tokens import pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)

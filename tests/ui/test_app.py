@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from captionist import paths
 from captionist.settings import load_settings
 from captionist.ui.app import AppParts, build_app
-
 from tests.fakes.fake_engine import FakeModel
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import soundfile
 import soxr
+from PySide6.QtCore import Qt
+
 from captionist.audio.devices import list_sources
 from captionist.engine import DELAY_CHOICES_MS
 from captionist.models import ModelStore
@@ -13,8 +15,6 @@ from captionist.pipeline.controller import SessionController
 from captionist.settings import OverlaySettings, Settings
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
-from PySide6.QtCore import Qt
-
 from tests.fakes.fake_engine import FakeModel, expected_words
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 
@@ -161,7 +161,6 @@ def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tm
 def test_idle_meters_come_from_a_preview_closed_during_sessions(qtbot, fake_sd, tmp_path) -> None:
     from captionist.audio.capture import Capture
     from captionist.ui.level_preview import LevelPreview
-
     from tests.conftest import speech_like
 
     fake_sd.add_device("Mic", rate=16000, default=True)

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QImage
+
 from captionist.engine import Token
 from captionist.pipeline.events import CaptionUpdate
 from captionist.settings import OverlaySettings
 from captionist.ui.overlay import CaptionOverlay
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QImage
 
 
 def _update(rev: int, text: str, new: str) -> CaptionUpdate:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from captionist.settings import Settings
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.preferences import Preferences
