@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -30,9 +31,11 @@ std::string lower(std::string s) {
     return s;
 }
 
-// ggml prints through this; keep warnings and errors, drop the chatter.
+// ggml prints through this. Every failure reaches the caller as an exception with its own
+// message, so ggml's lines are shown only when CAPTIONIST_GGML_LOG is set (for debugging).
 void log_callback(ggml_log_level level, const char * text, void *) {
-    if (level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN) {
+    static const bool enabled = std::getenv("CAPTIONIST_GGML_LOG") != nullptr;
+    if (enabled && level != GGML_LOG_LEVEL_DEBUG) {
         fputs(text, stderr);
     }
 }
