@@ -161,3 +161,35 @@ def test_mixer_does_not_wait_on_a_stalled_source() -> None:
     m.push("a", np.full(10, 0.8, np.float32))
     m.push("b", np.full(10, 0.8, np.float32))
     assert np.allclose(m.pull(), 1.0)  # clipped
+
+
+def test_block_arriving_after_the_final_flush_is_dropped_not_an_error(fake_sd: FakeSoundDevice) -> None:
+    # A real PortAudio callback can still fire while Stop closes the device (seen with PulseAudio
+    # monitor sources); the resampler was already flushed, so the late block must not reach it.
+    fake_sd.add_device("Monitor of sink", rate=44100, channels=2)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd)
+    cap.start()
+    stream = fake_sd.streams[-1]
+    stream.push(np.full((4410, 2), 0.1, np.float32))
+    cap.stop()
+    flushed = _drain(cap)
+    assert abs(flushed.size - 1600) <= 2
+    stream.push(np.full((4410, 2), 0.1, np.float32))  # the late callback
+    assert cap.read(0) is None
+
+
+def test_stop_closes_devices_before_the_final_flush(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=48000, channels=1)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd)
+    cap.start()
+    stream = fake_sd.streams[-1]
+    running_while_closing: list[bool] = []
+    original_close = stream.close
+
+    def close() -> None:
+        running_while_closing.append(cap.running)
+        original_close()
+
+    stream.close = close  # type: ignore[method-assign]
+    cap.stop()
+    assert running_while_closing == [True] and stream.closed and not cap.running

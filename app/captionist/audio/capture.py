@@ -70,6 +70,7 @@ class SourceStream:
         self.channels = max(1, min(2, source.channels))
         self.rate = int(source.samplerate) or SAMPLE_RATE
         self._resampler = self._new_resampler()
+        self._flushed = False  # the resampler got its last input; later blocks are dropped
 
     def _new_resampler(self) -> soxr.ResampleStream | None:
         return (
@@ -136,8 +137,11 @@ class SourceStream:
         mono = pcm.mean(axis=1, dtype=np.float32) if pcm.ndim == 2 else pcm.astype(np.float32)
         if self._resampler is None:
             return mono
+        if self._flushed:  # a callback that raced Stop: the session's audio already ended
+            return np.zeros(0, np.float32)
         if mono.size == 0 and not final:
             return mono
+        self._flushed = final
         return self._resampler.resample_chunk(mono, last=final)
 
     def pending(self) -> bool:
@@ -190,10 +194,14 @@ class Capture:
         self._running = True
 
     def stop(self) -> None:
-        """Close the devices. Audio already queued is still returned by ``read``."""
-        self._running = False
+        """Close the devices. Audio already queued is still returned by ``read``.
+
+        The devices close before ``running`` turns false, so the final flush in ``read`` comes after
+        the last callback.
+        """
         for st in self._streams:
             st.close()
+        self._running = False
 
     @property
     def running(self) -> bool:
