@@ -169,7 +169,7 @@ PYBIND11_MODULE(_engine, mod) {
         .def("timings", [](const py_stream & s) {
             const stream_timings & t = s.s->timings();
             py::dict d;
-            d["mel_ms"] = t.mel_ms; d["audio_ms"] = t.audio_ms; d["decoder_ms"] = t.decoder_ms;
+            d["mel_ms"] = t.mel_ms; d["conv_ms"] = t.conv_ms; d["audio_ms"] = t.audio_ms; d["decoder_ms"] = t.decoder_ms;
             d["n_mel_frames"] = t.n_mel_frames; d["n_audio_batches"] = t.n_audio_batches;
             d["n_audio_tokens"] = t.n_audio_tokens; d["n_decoder_calls"] = t.n_decoder_calls;
             d["n_decoder_positions"] = t.n_decoder_positions;

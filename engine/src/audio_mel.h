@@ -27,8 +27,8 @@ private:
     int n_freq_;
     int n_mel_;
     float log_floor_;
-    std::vector<double> cos_; // [n_freq][n_fft]
-    std::vector<double> sin_; // [n_freq][n_fft]
+    std::vector<float> cos_; // [n_freq][n_fft]
+    std::vector<float> sin_; // [n_freq][n_fft]
     std::vector<float> window_;
     std::vector<float> filters_; // [n_freq][n_mel]
 };

@@ -19,23 +19,16 @@ ggml_tensor * conv1d_valid(ggml_context * ctx, ggml_tensor * kernel, ggml_tensor
 
 } // namespace
 
-audio_graph build_audio_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring,
-                              int n_tokens, int64_t enc_pos0) {
+conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, int n_tokens) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t E = hp.enc_n_embd;
     const int64_t n_mel_new = (int64_t) n_tokens * hp.mel_frames_per_token;
-    const int64_t n_enc = (int64_t) n_tokens * hp.downsample_factor;
-    audio_graph g;
-
+    conv_graph g;
     g.mel_in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2 + n_mel_new, hp.n_mel);
     ggml_set_input(g.mel_in);
     g.conv1_prev = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, E);
     ggml_set_input(g.conv1_prev);
-    g.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_enc);
-    ggml_set_input(g.pos);
-    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ring.n_used(), n_enc);
-    ggml_set_input(g.mask);
 
     // conv1: k3 s1, causal (the 2 previous mel frames are the left context) -> [E, 8k]
     ggml_tensor * c1 = conv1d_valid(ctx, w.conv1_w, g.mel_in, 1);
@@ -48,8 +41,27 @@ audio_graph build_audio_graph(ggml_context * ctx, ggml_cgraph * gf, const model 
     // conv2: k3 s2, causal (1 previous conv1 frame) -> [E, 4k]
     ggml_tensor * c2_in = ggml_concat(ctx, g.conv1_prev, c1_t, 0); // [1 + 8k, E]
     ggml_tensor * x = conv1d_valid(ctx, w.conv2_w, c2_in, 2);
-    x = ggml_gelu_erf(ctx, ggml_add(ctx, x, w.conv2_b));
+    g.frames = ggml_gelu_erf(ctx, ggml_add(ctx, x, w.conv2_b));
+    ggml_set_output(g.frames);
+    ggml_build_forward_expand(gf, g.frames);
+    return g;
+}
 
+encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring,
+                                  int n_tokens, int64_t enc_pos0) {
+    const model_hparams & hp = m.hp;
+    const model_weights & w = m.w;
+    const int64_t E = hp.enc_n_embd;
+    const int64_t n_enc = (int64_t) n_tokens * hp.downsample_factor;
+    encoder_graph g;
+    g.frames = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, n_enc);
+    ggml_set_input(g.frames);
+    g.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_enc);
+    ggml_set_input(g.pos);
+    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ring.n_used(), n_enc);
+    ggml_set_input(g.mask);
+
+    ggml_tensor * x = g.frames;
     const int hd = (int) hp.enc_head_dim, nh = (int) hp.enc_n_head;
     for (uint32_t il = 0; il < hp.enc_n_layer; ++il) {
         const encoder_layer & l = w.enc[il];

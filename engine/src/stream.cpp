@@ -185,6 +185,32 @@ void stream::compute_mel_frames() {
     timings_.n_mel_frames += mel_next_ - first;
 }
 
+// Conv stem for k tokens' mel frames (mel_prev_ + the first 8k of mel_pending_); returns the
+// encoder input frames [4k][enc_n_embd] and updates conv1_prev_.
+std::vector<float> stream::run_conv_stem(int k) {
+    const model_hparams & hp = m_->hp;
+    const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd;
+    const int64_t n_frames = (int64_t) k * hp.mel_frames_per_token, T_in = 2 + n_frames;
+    std::vector<float> frames((size_t) (E * k * hp.downsample_factor));
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    conv_graph g = build_conv_graph(ctx, gf, *m_, k);
+    runner_.alloc(gf);
+    std::vector<float> mel_in((size_t) (T_in * n_mel));
+    for (int64_t c = 0; c < n_mel; ++c) {
+        float * col = &mel_in[(size_t) (c * T_in)];
+        col[0] = mel_prev_[(size_t) c];
+        col[1] = mel_prev_[(size_t) (n_mel + c)];
+        for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
+    }
+    ggml_backend_tensor_set(g.mel_in, mel_in.data(), 0, mel_in.size() * sizeof(float));
+    ggml_backend_tensor_set(g.conv1_prev, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+    runner_.compute(gf);
+    ggml_backend_tensor_get(g.conv1_last, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+    ggml_backend_tensor_get(g.frames, frames.data(), 0, frames.size() * sizeof(float));
+    return frames;
+}
+
 void stream::run_audio_batches() {
     const model_hparams & hp = m_->hp;
     const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd, D = hp.dec_n_embd;
@@ -193,24 +219,19 @@ void stream::run_audio_batches() {
         const int k_avail = (int) (mel_pending_.size() / (size_t) n_mel / fpt);
         if (k_avail == 0) break;
         const int k = std::min(k_avail, max_batch_tokens_);
-        const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf, T_in = 2 + n_frames;
+        const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf;
 
         const auto t0 = std::chrono::steady_clock::now();
+        std::vector<float> frames = run_conv_stem(k);
+        const auto t1 = std::chrono::steady_clock::now();
+        timings_.conv_ms += ms_since(t0);
+
         enc_ring_.claim(enc_pos_, (int) n_enc);
         ggml_context * ctx = runner_.begin();
         ggml_cgraph * gf = runner_.new_graph(ctx);
-        audio_graph g = build_audio_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_);
+        encoder_graph g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_);
         runner_.alloc(gf);
-
-        std::vector<float> mel_in((size_t) (T_in * n_mel));
-        for (int64_t c = 0; c < n_mel; ++c) {
-            float * col = &mel_in[(size_t) (c * T_in)];
-            col[0] = mel_prev_[(size_t) c];
-            col[1] = mel_prev_[(size_t) (n_mel + c)];
-            for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
-        }
-        ggml_backend_tensor_set(g.mel_in, mel_in.data(), 0, mel_in.size() * sizeof(float));
-        ggml_backend_tensor_set(g.conv1_prev, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+        ggml_backend_tensor_set(g.frames, frames.data(), 0, frames.size() * sizeof(float));
         std::vector<int32_t> pos((size_t) n_enc);
         for (int64_t i = 0; i < n_enc; ++i) pos[(size_t) i] = (int32_t) (enc_pos_ + i);
         ggml_backend_tensor_set(g.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
@@ -220,7 +241,6 @@ void stream::run_audio_batches() {
 
         runner_.compute(gf);
 
-        ggml_backend_tensor_get(g.conv1_last, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
         std::vector<float> emb((size_t) (D * k));
         ggml_backend_tensor_get(g.embeds, emb.data(), 0, emb.size() * sizeof(float));
         for (int i = 0; i < k; ++i) {
@@ -238,7 +258,7 @@ void stream::run_audio_batches() {
                   mel_prev_.begin());
         mel_pending_.erase(mel_pending_.begin(), mel_pending_.begin() + n_frames * n_mel);
         enc_pos_ += n_enc;
-        timings_.audio_ms += ms_since(t0);
+        timings_.audio_ms += ms_since(t1);
         timings_.n_audio_batches += 1;
         timings_.n_audio_tokens += k;
     }

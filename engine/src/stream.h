@@ -49,7 +49,8 @@ struct stream_options {
 
 struct stream_timings {
     double mel_ms = 0;     // log-mel frames (host)
-    double audio_ms = 0;   // conv stem + encoder + projector graphs
+    double conv_ms = 0;    // conv stem graphs
+    double audio_ms = 0;   // encoder + projector graphs
     double decoder_ms = 0; // decoder graphs (prefill and steps)
     int64_t n_mel_frames = 0;
     int64_t n_audio_batches = 0;
@@ -94,6 +95,7 @@ private:
     void pump(stream_result & out);
     void compute_mel_frames();
     void run_audio_batches();
+    std::vector<float> run_conv_stem(int k);
     void run_decoder(stream_result & out);
     void decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out);
     int64_t mel_frames_total() const;  // -1 until finish()
