@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The README's test command: install the package with its test extras (builds the C++ engine),
-# check lint, run the default test suite. Long benchmarks are not part of it.
+# The README's test command: system packages, the package with its test extras (builds the C++
+# engine), lint, then the default test suite (long benchmarks are not part of it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash tools/setup_system.sh
 python3 -m pip install -q --upgrade pip
 python3 -m pip install -q ".[test]"
 python3 -m ruff check .
 export QT_QPA_PLATFORM=offscreen
-# pytest exits 5 when it collects no test: treat that as a failure too.
+# pytest exits 5 when it collects no test; with `set -e` that fails the run too.
 python3 -m pytest -q
