@@ -1,0 +1,177 @@
+"""Screenshots of the desktop app for the docs: the main window, and the caption overlay over another
+window, while the real engine captions speech captured from a PulseAudio monitor source.
+
+    python tools/take_screenshots.py                      # tiny reference model, writes docs/screenshots/
+    python tools/take_screenshots.py --model voxtral.gguf --out /tmp/shots
+
+Needs: the installed package with its engine, Xvfb (unless $DISPLAY is set), PulseAudio,
+pulseaudio-utils and espeak-ng (the private daemon of tests/e2e/pulse_server.py is used, so the
+user's own audio setup is never touched). Settings and transcripts go to a temporary
+CAPTIONIST_HOME. The default tiny model has random weights: it captions, but not the spoken
+words, and much of what it emits is CJK text, so install a CJK font (fonts-wqy-microhei) for it.
+
+Without a compositor (Xvfb) the X server cannot blend a translucent window, so the overlay image
+is composed the way a compositor would: the other window's pixels, then the overlay's own
+rendering (with its alpha) at the overlay's position on screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.pulse_server import PulseServer  # noqa: E402
+
+SPEECH = (
+    "Good morning everyone, and thanks for joining the weekly planning meeting. "
+    "Today we will review the release schedule, then look at the open bugs, "
+    "and finally agree on who takes the customer demo next Thursday."
+)
+SCREEN = (1440, 900)
+
+
+def start_xvfb() -> subprocess.Popen[bytes]:
+    """Start Xvfb on a free display and point this process at it."""
+    if shutil.which("Xvfb") is None:
+        sys.exit("take_screenshots: Xvfb is not installed (apt-get install xvfb), and $DISPLAY is unset")
+    read_fd, write_fd = os.pipe()
+    size = f"{SCREEN[0]}x{SCREEN[1]}x24"
+    cmd = ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", size, "-nolisten", "tcp"]
+    proc = subprocess.Popen(cmd, pass_fds=(write_fd,))
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        display = pipe.readline().strip()
+    if not display:
+        proc.terminate()
+        sys.exit("take_screenshots: Xvfb did not start")
+    os.environ["DISPLAY"] = f":{display}"
+    return proc
+
+
+def tiny_model(folder: Path) -> Path:
+    from captionist.convert import convert_checkpoint
+
+    gguf = folder / "tiny-reference.gguf"
+    checkpoint = ROOT / "tests" / "data" / "reference" / "tiny_wide" / "hf"
+    convert_checkpoint(checkpoint, gguf, "f32", progress=False)
+    return gguf
+
+
+def run(model: Path | None, out: Path, seconds: float, work: Path) -> None:
+    pulse = PulseServer.start(work / "pulse")
+    try:
+        sink = pulse.add_null_sink("speakers")
+        pulse.apply_to(os.environ)  # before sounddevice (PortAudio) is imported
+        os.environ["CAPTIONIST_HOME"] = str(work / "home")
+        os.environ["QT_QPA_PLATFORM"] = "xcb"
+        shoot(model or tiny_model(work), out, seconds, pulse, sink)
+    finally:
+        pulse.close()
+
+
+def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtGui import QFont, QPainter
+    from PySide6.QtWidgets import QTextBrowser
+
+    from captionist.ui.app import build_app
+
+    parts = build_app()
+    app, window, overlay, settings = parts.app, parts.window, parts.overlay, parts.settings
+
+    def pump(ms: int) -> None:
+        loop = QEventLoop()
+        QTimer.singleShot(ms, loop.quit)
+        loop.exec()
+
+    # "Another window": a meeting agenda the captions float over.
+    other = QTextBrowser()
+    other.setWindowTitle("Weekly planning - agenda")
+    other.setFont(QFont("DejaVu Sans", 13))
+    other.setHtml(
+        "<h1>Weekly planning</h1><p><b>Thursday, 10:00</b> &middot; video call</p>"
+        "<h2>Agenda</h2><ol><li>Release schedule: beta build, store review, launch date</li>"
+        "<li>Open bugs: audio device switching, overlay on second screen</li>"
+        "<li>Customer demo next Thursday: who presents, which build</li></ol>"
+        "<h2>Notes</h2><p>Captions run offline on this laptop; the transcript is saved as the meeting "
+        "goes, so nobody needs to take minutes by hand.</p>"
+    )
+    other.setGeometry(0, 0, *SCREEN)
+    other.show()
+
+    window.import_model(model)
+    settings.sources = [f"pulse:{sink}.monitor"]
+    window.refresh_sources()
+    window.move(60, 40)
+    window.resize(1040, 640)
+    window.show()
+    overlay.resize(1100, 150)
+    overlay.apply_position("bottom")
+    overlay.show()
+    overlay.raise_()
+    pump(500)
+    if not window.start_session():
+        sys.exit(f"take_screenshots: the session did not start: {window.error_banner.text()}")
+    if not pulse.wait_for_recording(30):
+        sys.exit("take_screenshots: the monitor source was never opened")
+    speaker = pulse.say(SPEECH, sink, wait=False)
+    pump(int(seconds * 1000))
+
+    out.mkdir(parents=True, exist_ok=True)
+    window.raise_()
+    pump(300)
+    window.grab().save(str(out / "main_window.png"))
+
+    window.hide()
+    other.raise_()
+    overlay.raise_()
+    pump(300)
+    screen = other.grab()
+    with QPainter(screen) as painter:
+        painter.drawPixmap(overlay.geometry().topLeft() - other.geometry().topLeft(), overlay.grab())
+    screen.save(str(out / "overlay.png"))
+
+    window.controller.stop()
+    window.controller.wait_idle(30000)
+    speaker.kill()
+    speaker.wait()
+    transcript = window.last_transcript
+    print(f"take_screenshots: wrote {out / 'main_window.png'} and {out / 'overlay.png'}")
+    if transcript is not None:
+        print(f"take_screenshots: session transcript {transcript}")
+    parts.at_exit()
+    app.processEvents()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, help="GGUF model (default: the tiny reference model)")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="output folder")
+    parser.add_argument("--seconds", type=float, default=9.0, help="speech captioned before the shots")
+    args = parser.parse_args()
+    if args.model is not None and not args.model.is_file():
+        parser.error(f"model file not found: {args.model}")
+    xvfb = start_xvfb() if not os.environ.get("DISPLAY") else None
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="captionist-shots-") as work:
+            run(args.model, args.out.resolve(), args.seconds, Path(work))
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait(timeout=10)
+    print(f"take_screenshots: done in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
