@@ -137,6 +137,10 @@ void read_hparams(const hparam_reader & r, model_hparams & hp) {
     need(hp.enc_n_embd && hp.enc_n_layer && hp.enc_n_head && hp.enc_head_dim && hp.enc_n_ff, "encoder sizes");
     need(hp.enc_head_dim % 2 == 0 && hp.dec_head_dim % 2 == 0, "head_dim must be even");
     need(hp.enc_sliding_window > 0 && hp.dec_sliding_window > 0, "sliding windows must be positive");
+    // the KV rings hold a whole window: refuse sizes that could not be allocated anyway
+    need(hp.enc_sliding_window <= (1u << 16), "encoder sliding_window above 65536 is not supported");
+    need(hp.dec_sliding_window <= (1u << 17), "decoder sliding_window above 131072 is not supported");
+    need(hp.dec_max_position >= 1 + hp.n_left_pad_tokens + 30 + 16, "max_position is too small for the prompt");
     need(hp.dec_n_embd && hp.dec_n_layer && hp.dec_n_head && hp.dec_n_head_kv && hp.dec_head_dim, "decoder sizes");
     need(hp.dec_n_head % hp.dec_n_head_kv == 0, "n_head must be a multiple of n_head_kv");
     need(hp.dec_n_embd % 2 == 0, "decoder n_embd must be even");
