@@ -5,7 +5,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build
-  libportaudio2 libsndfile1
+  libportaudio2 libasound2-plugins libsndfile1
   libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0
   libxcb-render-util0 libxcb-image0
