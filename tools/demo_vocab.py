@@ -20,41 +20,20 @@ transcript "zero one" decodes from the ids of " zero" and " one". Usage::
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
+
+from tools.tekken_table import N_SPECIAL, tekken_json, write_json
 
 DEMO_WORDS: tuple[str, ...] = tuple(
     "zero one two three four five six seven eight nine oh yes no up down left right on off stop go "
     "hello world start next back okay captions".split()
 )
 
-N_SPECIAL = 1000
 BOS_ID = 1
 EOS_ID = 2
 STREAMING_PAD_ID = 32
 STREAMING_WORD_ID = 33
 SAMPLE_RATE = 16000
-
-# Control tokens of the real Voxtral Realtime tekken file, by rank; names are mistral-common's
-# `SpecialTokens` values where it defines one. Ranks 38..999 are `<SPECIAL_n>` fillers.
-# Kept identical to tools/reference_common.py (which needs torch); a test checks they agree.
-SPECIAL_TOKENS: tuple[str, ...] = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
-    "[TOOL_CONTENT]", "[BBOX]", "[/BBOX]", "[STEP]", "[/STEP]", "[AUDIO]", "[BEGIN_AUDIO]",
-    "[OUTPUT_AUDIO]", "[REF]", "[/REF]", "[REASONING]", "[VERIFICATION]", "[SCORE]",
-    "[STREAMING_PAD]", "[STREAMING_WORD]", "[REPEAT_AUDIO_TEXT]",
-    # Not at these ranks in the real file: mistral-common's v13 instruct tokenizer requires them.
-    "[ARGS]", "[CALL_ID]", "[TRANSCRIBE]",
-)  # fmt: skip
-
-TEKKEN_PATTERN = (
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|"
-    r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
 
 
 def normal_pieces() -> list[bytes]:
@@ -62,10 +41,6 @@ def normal_pieces() -> list[bytes]:
     prefixes of length >= 2 (each word's full piece among them), shorter first, then by bytes."""
     prefixes = {f" {w}"[:n].encode("utf-8") for w in DEMO_WORDS for n in range(2, len(w) + 2)}
     return [bytes([i]) for i in range(256)] + sorted(prefixes, key=lambda p: (len(p), p))
-
-
-def _special_names() -> list[str]:
-    return list(SPECIAL_TOKENS) + [f"<SPECIAL_{i}>" for i in range(len(SPECIAL_TOKENS), N_SPECIAL)]
 
 
 def vocab_size() -> int:
@@ -96,51 +71,14 @@ def token_text(token_id: int) -> str:
     return pieces[token_id - N_SPECIAL].decode("utf-8", errors="replace")
 
 
-def _token_str(piece: bytes) -> str | None:
-    try:
-        return piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def tekken_dict(transcription_delay_ms: int = 480) -> dict:
     """The tekken.json content for the demo model (same audio settings as the real model)."""
     if transcription_delay_ms % 80 or not 80 <= transcription_delay_ms <= 2400:
         got = transcription_delay_ms
         raise ValueError(f"transcription_delay_ms must be a multiple of 80 in 80..2400; got {got}")
-    pieces = normal_pieces()
-    return {
-        "config": {
-            "pattern": TEKKEN_PATTERN,
-            "num_vocab_tokens": len(pieces),
-            "default_vocab_size": N_SPECIAL + len(pieces),
-            "default_num_special_tokens": N_SPECIAL,
-            "version": "v13",
-        },
-        "vocab": [
-            {"rank": i, "token_bytes": base64.b64encode(p).decode("ascii"), "token_str": _token_str(p)}
-            for i, p in enumerate(pieces)
-        ],
-        "special_tokens": [
-            {"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(_special_names())
-        ],
-        "audio": {
-            "sampling_rate": SAMPLE_RATE,
-            "frame_rate": 12.5,
-            "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400},
-            "chunk_length_s": None,
-            "transcription_format": "streaming",
-            "transcription_delay_ms": transcription_delay_ms,
-            "streaming_look_ahead_ms": 2.5,
-            "streaming_look_back_ms": 52.5,
-            "streaming_n_left_pad_tokens": 32,
-        },
-    }
+    return tekken_json(normal_pieces(), transcription_delay_ms)
 
 
 def write_tekken(path: Path, transcription_delay_ms: int = 480) -> dict:
     """Write the demo tekken.json to ``path`` (parents created) and return its content."""
-    data = tekken_dict(transcription_delay_ms)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return data
+    return write_json(path, tekken_dict(transcription_delay_ms))

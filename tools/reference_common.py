@@ -11,10 +11,9 @@ reference outputs:
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -24,29 +23,13 @@ import soundfile as sf
 import soxr
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script or imported as tools.*
+from tools.tekken_table import N_SPECIAL as N_SPECIAL  # noqa: E402  (re-exported for make_reference_fixtures)
+from tools.tekken_table import TEKKEN_PATTERN, tekken_json, token_str, write_json  # noqa: E402
+
 SAMPLE_RATE = 16000
-N_SPECIAL = 1000
 N_NORMAL = 536  # 256 single bytes + 280 merges -> vocab 1536
 NOISE_SEED = 1234
-
-# Control tokens of the real Voxtral Realtime tekken file, by rank; names are mistral-common's
-# `SpecialTokens` values where it defines one. Ranks 38..999 are `<SPECIAL_n>` fillers.
-SPECIAL_TOKENS: list[str] = [
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
-    "[TOOL_CONTENT]", "[BBOX]", "[/BBOX]", "[STEP]", "[/STEP]", "[AUDIO]", "[BEGIN_AUDIO]",
-    "[OUTPUT_AUDIO]", "[REF]", "[/REF]", "[REASONING]", "[VERIFICATION]", "[SCORE]",
-    "[STREAMING_PAD]", "[STREAMING_WORD]", "[REPEAT_AUDIO_TEXT]",
-    # Not at these ranks in the real file: mistral-common's v13 instruct tokenizer requires them.
-    "[ARGS]", "[CALL_ID]", "[TRANSCRIBE]",
-]  # fmt: skip
-
-TEKKEN_PATTERN = (
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|"
-    r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
 
 SPEECH_SHORT = "The quick brown fox jumps over the lazy dog."
 SPEECH_MID = "Captions appear on the screen while people are talking, quietly and without delay."
@@ -140,48 +123,13 @@ def _train_bpe(corpus: str, n_merges: int) -> list[bytes]:
     return merges
 
 
-def _token_str(piece: bytes) -> str | None:
-    try:
-        return piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def make_tekken(path: Path, transcription_delay_ms: int = 480) -> dict:
     """Write a synthetic tekken.json (1000 control tokens + 536 byte-level tokens) and return it."""
     corpus = " ".join([SPEECH_SHORT, SPEECH_MID, SPEECH_LONG] * 3 + [CORPUS_EXTRA] * 4)
     pieces = [bytes([i]) for i in range(256)] + _train_bpe(corpus, N_NORMAL - 256)
-    if not any(len(p) > 1 and _token_str(p) is None for p in pieces):
+    if not any(len(p) > 1 and token_str(p) is None for p in pieces):
         raise RuntimeError("BPE produced no partial multi-byte UTF-8 piece")
-    specials = SPECIAL_TOKENS + [f"<SPECIAL_{i}>" for i in range(len(SPECIAL_TOKENS), N_SPECIAL)]
-    data = {
-        "config": {
-            "pattern": TEKKEN_PATTERN,
-            "num_vocab_tokens": len(pieces),
-            "default_vocab_size": N_SPECIAL + len(pieces),
-            "default_num_special_tokens": N_SPECIAL,
-            "version": "v13",
-        },
-        "vocab": [
-            {"rank": i, "token_bytes": base64.b64encode(p).decode("ascii"), "token_str": _token_str(p)}
-            for i, p in enumerate(pieces)
-        ],
-        "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(specials)],
-        "audio": {
-            "sampling_rate": SAMPLE_RATE,
-            "frame_rate": 12.5,
-            "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400},
-            "chunk_length_s": None,
-            "transcription_format": "streaming",
-            "transcription_delay_ms": transcription_delay_ms,
-            "streaming_look_ahead_ms": 2.5,
-            "streaming_look_back_ms": 52.5,
-            "streaming_n_left_pad_tokens": 32,
-        },
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return data
+    return write_json(path, tekken_json(pieces, transcription_delay_ms))
 
 
 # ---------------------------------------------------------------- Mistral layout

@@ -35,6 +35,7 @@ from tools.demo_vocab import (
     N_SPECIAL,
     STREAMING_PAD_ID,
     STREAMING_WORD_ID,
+    tekken_dict,
     token_text,
     word_token_id,
     write_tekken,
@@ -262,9 +263,12 @@ def test_tekken_round_trips_every_word(tmp_path: Path) -> None:
         word_token_id("banana")
 
 
-def test_special_tokens_match_the_reference_fixture_tokenizer() -> None:
-    pytest.importorskip("torch", reason="tools/reference_common.py imports torch")
-    import tools.reference_common as rc
-    from tools.demo_vocab import SPECIAL_TOKENS, TEKKEN_PATTERN
-
-    assert list(SPECIAL_TOKENS) == rc.SPECIAL_TOKENS and TEKKEN_PATTERN == rc.TEKKEN_PATTERN
+def test_control_tokens_match_the_reference_fixture_tokenizer() -> None:
+    """The demo tokenizer and the committed reference fixtures share one control-token table."""
+    ours = tekken_dict(480)
+    reference = Path(__file__).resolve().parent.parent / "data" / "reference"
+    for model in ("tiny_wide", "tiny_small"):
+        ref = json.loads((reference / model / "hf" / "tekken.json").read_text())
+        assert ref["special_tokens"] == ours["special_tokens"]
+        assert ref["config"]["pattern"] == ours["config"]["pattern"]
+        assert ref["audio"] == ours["audio"]
