@@ -243,11 +243,8 @@ void bind_weights(model & m) {
     }
     w.dec_norm = b.get("dec.norm.weight", {D}, true);
 
-    const int64_t n_total = ggml_get_first_tensor(m.ctx_w) ? [&] {
-        int64_t n = 0;
-        for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) ++n;
-        return n;
-    }() : 0;
+    int64_t n_total = 0;
+    for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) ++n_total;
     if ((size_t) n_total != b.n_used()) {
         throw std::runtime_error("model file has " + std::to_string(n_total - (int64_t) b.n_used()) +
                                  " unexpected tensors (not a Voxtral Realtime model of these dimensions?)");

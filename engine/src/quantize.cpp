@@ -40,12 +40,10 @@ bool use_more_bits(int i, int n) {
     return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
 }
 
-int layer_of(const std::string & name, int & n_layers_hint) {
-    // "enc.blk.N." / "dec.blk.N."
+// Layer index of "enc.blk.N.*" / "dec.blk.N.*", -1 for other tensors.
+int layer_of(const std::string & name) {
     const size_t p = name.find(".blk.");
-    if (p == std::string::npos) return -1;
-    (void) n_layers_hint;
-    return std::atoi(name.c_str() + p + 5);
+    return p == std::string::npos ? -1 : std::atoi(name.c_str() + p + 5);
 }
 
 bool is_matrix_to_quantize(const std::string & name, const ggml_tensor * t) {
@@ -68,8 +66,7 @@ ggml_type choose_type(const std::string & name, const ggml_tensor * t, const qua
     if (!is_matrix_to_quantize(name, t)) return t->type;
     ggml_type want = plan.base;
     if (plan.mixed) {
-        int hint = 0;
-        const int il = layer_of(name, hint);
+        const int il = layer_of(name);
         const int n = name.rfind("enc.", 0) == 0 ? (int) enc_layers : (int) dec_layers;
         if (name == "dec.token_embd.weight" || name.find("attn_v.weight") != std::string::npos) {
             want = GGML_TYPE_Q6_K;
