@@ -1,13 +1,35 @@
-"""``python -m captionist`` / ``captionist``: no arguments starts the desktop app, else the CLI."""
+"""``python -m captionist`` / ``captionist``: no arguments starts the desktop app, else the CLI.
+
+``captionist --quit-after SECONDS`` (not in ``--help``) starts the desktop app and quits it after that
+many seconds; the installers' smoke test uses it to check that the frozen app starts and exits cleanly.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 
+from captionist import frozen
 
-def run_gui_or_explain() -> int:
-    """Start the desktop app; if it cannot be imported, say why on stderr and return 1."""
+QUIT_AFTER = "--quit-after"
+
+
+def quit_after_seconds(args: Sequence[str]) -> float | None:
+    """``SECONDS`` when ``args`` is exactly ``--quit-after SECONDS`` (a positive number), else None."""
+    if len(args) != 2 or args[0] != QUIT_AFTER:
+        return None
+    try:
+        seconds = float(args[1])
+    except ValueError:
+        return None
+    return seconds if seconds > 0 else None
+
+
+def run_gui_or_explain(quit_after_s: float | None = None) -> int:
+    """Start the desktop app; if it cannot be imported, say why on stderr and return 1.
+
+    With ``quit_after_s`` the app quits by itself after that many seconds (exit status 0 when clean).
+    """
     try:
         from captionist.ui.app import run_gui
     except ImportError as exc:
@@ -16,14 +38,24 @@ def run_gui_or_explain() -> int:
             file=sys.stderr,
         )
         return 1
+    if quit_after_s is not None:
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication(sys.argv[:1])  # run_gui() uses this one
+        QTimer.singleShot(int(quit_after_s * 1000), app.quit)
     return int(run_gui() or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run Captionist with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    frozen.prepare()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         return run_gui_or_explain()
+    quit_after_s = quit_after_seconds(args)
+    if quit_after_s is not None:
+        return run_gui_or_explain(quit_after_s)
     from captionist.cli import run
 
     return run(args)

@@ -1,5 +1,5 @@
 """Find the app's icon and style sheet (``resources/`` in a checkout, ``captionist/resources`` when
-installed) and load them; missing files fall back to Qt defaults."""
+installed or frozen, see ``captionist.frozen``) and load them; missing files fall back to Qt defaults."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
+from captionist import frozen
+
 _HERE = Path(__file__).resolve()
-SEARCH = (_HERE.parents[1] / "resources", _HERE.parents[3] / "resources")
+_BUNDLED = frozen.resource_dir()
+SEARCH = ((_BUNDLED,) if _BUNDLED else ()) + (_HERE.parents[1] / "resources", _HERE.parents[3] / "resources")
 
 
 def resource(name: str) -> Path | None:
