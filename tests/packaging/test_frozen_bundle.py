@@ -1,0 +1,127 @@
+"""The built installer bundle, run as a user would: ``make -C packaging linux`` first (.ci/run does).
+
+Marked slow: they need dist/captionist/ from PyInstaller. They start the frozen program itself, with
+its own Python, engine, ggml and Qt, and a config folder of their own (CAPTIONIST_HOME).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from version import read_version
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "dist" / "captionist"
+CLIPS = ROOT / "tests" / "data" / "demo" / "clips.json"
+LINUX = sys.platform.startswith("linux")
+
+pytestmark = pytest.mark.slow
+
+
+def program() -> Path:
+    """The bundle's command-line program (on Windows the console one, beside the windowed one)."""
+    if sys.platform == "darwin":
+        return ROOT / "dist" / "Captionist.app" / "Contents" / "MacOS" / "Captionist"
+    return BUNDLE / ("captionist-cli.exe" if sys.platform == "win32" else "captionist")
+
+
+@pytest.fixture(scope="module")
+def exe() -> Path:
+    path = program()
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: build it first with `make -C packaging linux`")
+    return path
+
+
+def run(
+    args: list[str | Path], home: Path, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``args`` with ``home`` as CAPTIONIST_HOME (no user settings touched) and ``env`` added."""
+    environ = {**os.environ, "CAPTIONIST_HOME": str(home), **env}
+    return subprocess.run(
+        [str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=environ
+    )
+
+
+def test_version(exe: Path, tmp_path: Path) -> None:
+    out = run([exe, "--version"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"captionist {read_version()}"
+
+
+def test_transcribes_a_clip_with_the_embedded_demo_model(exe: Path, tmp_path: Path) -> None:
+    if not CLIPS.is_file():
+        pytest.skip(f"{CLIPS.relative_to(ROOT)} (the demo model's held-out clips) is not committed yet")
+    clip = json.loads(CLIPS.read_text(encoding="utf-8"))[0]
+    out = run([exe, "transcribe", CLIPS.parent / clip["file"]], tmp_path)  # no --model: the bundled one
+    assert out.returncode == 0, out.stderr
+    assert " ".join(out.stdout.split()) == " ".join(clip["text"].split())
+
+
+def test_gui_starts_offscreen_and_quits_cleanly(exe: Path, tmp_path: Path) -> None:
+    out = run([exe, "--quit-after", "4"], tmp_path, timeout=120, QT_QPA_PLATFORM="offscreen")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert (tmp_path / "config" / "settings.json").is_file()  # written on the way out
+
+
+def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
+    internal = BUNDLE / "_internal"
+    assert (internal / "captionist" / "models_data" / "demo.gguf").is_file()
+    assert list((internal / "captionist").glob("_engine*"))
+    names = {p.name for p in internal.rglob("*ggml*")}
+    for lib in ("libggml.so.0", "libggml-base.so.0", "libggml-cpu.so.0") if LINUX else ():
+        assert lib in names
+    assert (internal / "captionist" / "resources" / "captionist.svg").is_file()
+
+
+def test_bundle_leaves_out_what_the_app_does_not_use() -> None:
+    files = {p.name for p in BUNDLE.rglob("*")}
+    for unwanted in ("libQt6Quick.so.6", "libQt6Qml.so.6", "libQt6Pdf.so.6", "libQt6WebEngineCore.so.6",
+                     "libqgtk3.so", "libqtvirtualkeyboardplugin.so", "torch", "transformers", "PIL"):
+        assert unwanted not in files
+    assert not (BUNDLE / "_internal" / "PySide6" / "Qt" / "translations").exists()
+
+
+@pytest.mark.skipif(not LINUX, reason="ldd")
+def test_every_library_resolves_inside_the_bundle_or_the_system() -> None:
+    """Only Wayland's client libraries may come from the user's system (any Wayland desktop has them)."""
+    internal = BUNDLE / "_internal"
+    missing = []
+    for lib in internal.rglob("*.so*"):
+        if lib.is_symlink() or not lib.is_file():
+            continue
+        ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True,
+                             env={**os.environ, "LD_LIBRARY_PATH": str(internal)})
+        missing += [f"{lib.name}: {line.split()[0]}" for line in ldd.stdout.splitlines()
+                    if "not found" in line and not line.strip().startswith("libwayland-")]
+    assert not missing
+
+
+@pytest.mark.skipif(not LINUX, reason="the Linux bundle's installer")
+def test_linux_install_script_adds_the_menu_entry_and_removes_it(tmp_path: Path) -> None:
+    home = tmp_path / "user"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "XDG_DATA_HOME": ""}
+    out = subprocess.run(
+        ["sh", str(BUNDLE / "install.sh")], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    desktop = home / ".local/share/applications/captionist.desktop"
+    assert f'Exec="{home}/.local/opt/captionist/captionist"' in desktop.read_text()
+    assert (home / ".local/share/icons/hicolor/256x256/apps/captionist.png").is_file()
+    assert (home / ".local/share/icons/hicolor/scalable/apps/captionist.svg").is_file()
+    version = run([home / ".local/bin/captionist", "--version"], tmp_path / "cfg")
+    assert version.stdout.strip() == f"captionist {read_version()}"
+
+    out = subprocess.run(["sh", str(home / ".local/opt/captionist/install.sh"), "--uninstall"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert not desktop.exists()
+    assert not (home / ".local/opt/captionist").exists()
+    assert not (home / ".local/bin/captionist").exists()
