@@ -190,18 +190,51 @@ def _split_rng(seed: int, split: Split) -> np.random.Generator:
     return np.random.default_rng([seed, 0 if split == "train" else 1])
 
 
-def make_utterance(seed: int, split: Split = "train", n_words: int | None = None) -> Utterance:
-    """A random utterance of 1..8 demo words (``n_words`` fixes the count), fully determined by
-    ``seed`` and ``split``; see the module docstring for what is randomised."""
-    pool = voices(split)
+def _draw_words(seed: int, split: Split, n_words: int | None) -> tuple[np.random.Generator, list[str]]:
+    voices(split)  # validates the split
     if n_words is not None and not 1 <= n_words <= 8:
         raise ValueError(f"n_words must be 1..8; got {n_words}")
     rng = _split_rng(seed, split)
     count = int(rng.integers(1, 9)) if n_words is None else n_words
-    words = [str(w) for w in rng.choice(DEMO_WORDS, size=count)]
-    voice = str(rng.choice(pool))
+    return rng, [str(w) for w in rng.choice(DEMO_WORDS, size=count)]
+
+
+def utterance_words(seed: int, split: Split = "train", n_words: int | None = None) -> tuple[str, ...]:
+    """The words ``make_utterance`` would speak for these arguments, without synthesizing them."""
+    return tuple(_draw_words(seed, split, n_words)[1])
+
+
+def heldout_words(index: int) -> tuple[str, ...]:
+    """Words of held-out evaluation utterance ``index`` (3..8 words; see ``heldout_utterance``)."""
+    return utterance_words(index, "heldout", n_words=3 + index % 6)
+
+
+def heldout_utterance(index: int) -> Utterance:
+    """Held-out evaluation utterance ``index``: held-out voices, 3..8 words (so that excluding
+    these exact sequences from training removes only them; training never speaks one)."""
+    return make_utterance(index, "heldout", n_words=3 + index % 6)
+
+
+def make_utterance(seed: int, split: Split = "train", n_words: int | None = None) -> Utterance:
+    """A random utterance of 1..8 demo words (``n_words`` fixes the count), fully determined by
+    ``seed`` and ``split``; see the module docstring for what is randomised."""
+    rng, words = _draw_words(seed, split, n_words)
+    voice = str(rng.choice(voices(split)))
     speed = int(rng.integers(SPEED_WPM[0], SPEED_WPM[1] + 1))
     pitch = int(rng.integers(PITCH[0], PITCH[1] + 1))
+
+    audios = [synthesize_word(w, voice, speed, pitch) for w in words]
+    audio, spans = assemble(rng, words, audios)
+    return Utterance(audio=audio, words=spans, voice=voice, speed=speed, pitch=pitch)
+
+
+def assemble(
+    rng: np.random.Generator, words: list[str], audios: list[np.ndarray], long_gap_s: float = 0.0
+) -> tuple[np.ndarray, tuple[WordSpan, ...]]:
+    """Place trimmed word recordings after random gaps, with per-word and overall gain and
+    white noise (see the module docstring); ``long_gap_s`` > 0 inserts one pause of that length
+    before a random word after the first. Returns the audio and the exact word spans."""
+    long_at = int(rng.integers(1, len(words))) if long_gap_s > 0 and len(words) > 1 else -1
 
     def gap(bounds: tuple[float, float]) -> int:
         return int(rng.uniform(*bounds) * SAMPLE_RATE)
@@ -210,12 +243,11 @@ def make_utterance(seed: int, split: Split = "train", n_words: int | None = None
     spans: list[WordSpan] = []
     pos = gap(LEAD_GAP_S)
     pieces.append(np.zeros(pos, dtype=np.float32))
-    for i, word in enumerate(words):
+    for i, (word, w) in enumerate(zip(words, audios, strict=True)):
         if i:
-            g = gap(WORD_GAP_S)
+            g = gap(WORD_GAP_S) + (int(long_gap_s * SAMPLE_RATE) if i == long_at else 0)
             pieces.append(np.zeros(g, dtype=np.float32))
             pos += g
-        w = synthesize_word(word, voice, speed, pitch)
         w = w / max(float(np.abs(w).max()), 1e-9) * 10.0 ** (rng.uniform(*WORD_GAIN_DB) / 20.0)
         pieces.append(w.astype(np.float32))
         spans.append(WordSpan(word, pos, pos + w.size))
@@ -224,11 +256,11 @@ def make_utterance(seed: int, split: Split = "train", n_words: int | None = None
     audio = np.concatenate(pieces)
     peak = rng.uniform(*PEAK)
     audio *= peak / max(float(np.abs(audio).max()), 1e-9)
-    speech_rms = float(np.sqrt(np.mean(np.concatenate([audio[w.start : w.end] for w in spans]) ** 2)))
+    speech = np.concatenate([audio[w.start : w.end] for w in spans]) if spans else audio
+    speech_rms = float(np.sqrt(np.mean(speech**2)))
     noise_rms = max(speech_rms * 10.0 ** (-rng.uniform(*SNR_DB) / 20.0), NOISE_FLOOR)
     audio += (noise_rms * rng.standard_normal(audio.size)).astype(np.float32)
-    audio = np.clip(audio, -1.0, 1.0).astype(np.float32)
-    return Utterance(audio=audio, words=tuple(spans), voice=voice, speed=speed, pitch=pitch)
+    return np.clip(audio, -1.0, 1.0).astype(np.float32), tuple(spans)
 
 
 def stream_targets(utt: Utterance, delay_tokens: int) -> StreamTargets:

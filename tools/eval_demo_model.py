@@ -1,0 +1,156 @@
+"""Evaluate the demo model with our engine on held-out speech: WER and word latency per delay.
+
+Dev-only (needs espeak-ng; no torch). Run from the repository root::
+
+    python tools/eval_demo_model.py                      # 240 held-out utterances, 240/480/960 ms
+    python tools/eval_demo_model.py --n 300 --delays 80 240 480 960 2400 --json /tmp/eval.json
+
+Held-out utterances are ``tools.demo_data.heldout_utterance(i)`` for ``i < --n``: voices never used
+in training, 3..8 words, sequences the training script excludes. For every delay it prints
+
+* **WER**: word edit distance / reference words, offline (``Model.transcribe``);
+* **streamed WER**: the same audio fed to a ``Stream`` in 80 ms pieces (it should equal offline);
+* **latency**: for every correctly recognised word (edit-distance alignment), the audio received
+  when its token came out of the stream minus the end of the word's audio; mean and 90th percentile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.demo_data import SAMPLE_RATE, heldout_utterance  # noqa: E402
+
+CHUNK = 1280  # 80 ms feeds
+
+
+def align(ref: list[str], hyp: list[str]) -> tuple[int, list[tuple[int, int]]]:
+    """Word edit distance and the (ref index, hyp index) pairs the best alignment matches."""
+    n, m = len(ref), len(hyp)
+    dist = np.zeros((n + 1, m + 1), dtype=np.int64)
+    dist[:, 0] = np.arange(n + 1)
+    dist[0, :] = np.arange(m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            sub = dist[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1])
+            dist[i, j] = min(sub, dist[i - 1, j] + 1, dist[i, j - 1] + 1)
+    pairs: list[tuple[int, int]] = []
+    i, j = n, m
+    while i > 0 and j > 0:
+        if dist[i, j] == dist[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
+            if ref[i - 1] == hyp[j - 1]:
+                pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif dist[i, j] == dist[i - 1, j] + 1:
+            i -= 1
+        else:
+            j -= 1
+    return int(dist[n, m]), pairs[::-1]
+
+
+@dataclass
+class DelayResult:
+    delay_ms: int
+    words: int = 0
+    errors: int = 0
+    stream_errors: int = 0
+    stream_equals_offline: int = 0
+    latencies_ms: list[float] | None = None
+
+    def summary(self, n_utts: int) -> dict:
+        lat = np.array(self.latencies_ms or [], dtype=np.float64)
+        return {
+            "delay_ms": self.delay_ms,
+            "utterances": n_utts,
+            "words": self.words,
+            "wer": self.errors / max(1, self.words),
+            "stream_wer": self.stream_errors / max(1, self.words),
+            "stream_equals_offline": self.stream_equals_offline,
+            "latency_mean_ms": float(lat.mean()) if lat.size else float("nan"),
+            "latency_p90_ms": float(np.percentile(lat, 90)) if lat.size else float("nan"),
+            "latency_words": int(lat.size),
+        }
+
+
+def stream_words(model, audio: np.ndarray, delay_ms: int) -> tuple[list[str], list[int]]:
+    """Words out of a Stream fed 80 ms at a time, and the audio ms received when each came out."""
+    stream = model.stream(delay_ms)
+    words: list[str] = []
+    at: list[int] = []
+    for start in range(0, audio.size, CHUNK):
+        up = stream.feed(audio[start : start + CHUNK])
+        for tok in up.new_tokens:
+            if tok.piece.strip():
+                words.append(tok.piece.strip())
+                at.append(up.audio_ms_received)
+    up = stream.finish()
+    for tok in up.new_tokens:
+        if tok.piece.strip():
+            words.append(tok.piece.strip())
+            at.append(up.audio_ms_received)
+    return words, at
+
+
+def evaluate(model_path: Path, n: int, delays_ms: list[int], threads: int | None) -> list[dict]:
+    from captionist.engine import Model
+
+    model = Model(model_path, backend="cpu", n_threads=threads)
+    utts = [heldout_utterance(i) for i in range(n)]
+    results = []
+    for delay in delays_ms:
+        r = DelayResult(delay, latencies_ms=[])
+        for u in utts:
+            ref = [w.word for w in u.words]
+            hyp = model.transcribe(u.audio, delay_ms=delay).text.split()
+            r.words += len(ref)
+            r.errors += align(ref, hyp)[0]
+            s_hyp, s_at = stream_words(model, u.audio, delay)
+            r.stream_equals_offline += s_hyp == hyp
+            errs, pairs = align(ref, s_hyp)
+            r.stream_errors += errs
+            for ri, hi in pairs:
+                end_ms = u.words[ri].end * 1000.0 / SAMPLE_RATE
+                r.latencies_ms.append(s_at[hi] - end_ms)
+        results.append(r.summary(len(utts)))
+    return results
+
+
+def table(results: list[dict]) -> str:
+    lines = [
+        "| delay | utterances | words | WER | streamed WER | mean word latency | p90 latency |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['delay_ms']} ms | {r['utterances']} | {r['words']} | {100 * r['wer']:.1f} % | "
+            f"{100 * r['stream_wer']:.1f} % | {r['latency_mean_ms']:.0f} ms | {r['latency_p90_ms']:.0f} ms |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", type=Path, default=ROOT / "app" / "captionist" / "models_data" / "demo.gguf")
+    ap.add_argument("--n", type=int, default=240, help="held-out utterances (>= 200 for the issue's figure)")
+    ap.add_argument("--delays", type=int, nargs="+", default=[240, 480, 960], help="delays in ms")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    results = evaluate(args.model, args.n, args.delays, args.threads)
+    print(table(results))
+    print(f"({time.monotonic() - t0:.0f} s; model {args.model})")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

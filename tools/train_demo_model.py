@@ -1,0 +1,273 @@
+"""Train the demo model (issue 5): a small Voxtral Realtime that knows 28 words, on espeak-ng speech.
+
+Dev-only: needs the `reference` extra (torch==2.13.0, transformers) and espeak-ng. Deterministic
+for a fixed seed and thread count. Run from the repository root::
+
+    python tools/train_demo_model.py                      # ~45 min on 2 cores; writes the shipped model
+    python tools/train_demo_model.py --steps 200 --out /tmp/demo.gguf   # a quick smoke run
+
+Writes ``app/captionist/models_data/demo.gguf`` (F32, converted with ``captionist convert``) and
+keeps the Hugging Face checkpoint (``save_pretrained`` + tekken.json) under ``--work``.
+
+Model: the real architecture and frontend (16 kHz, 128 mel bins, n_fft 400, hop 160, global
+log-mel max 1.5, causal conv stem, causal sliding-window encoder, 4x downsampling projector,
+delay-conditioned decoder with ada-RMS-norm), with small dimensions (``AUDIO``/``TEXT``) and
+sliding windows (encoder 200 frames = 4 s, decoder 64 positions = 5.1 s) shorter than most training
+sequences, so that a live stream of any length looks like training data to the model.
+
+Training: teacher forcing on the streaming layout of ``tools/demo_data.py`` (its docstring is the
+alignment convention): one target per 80 ms slot, [STREAMING_PAD] while waiting, each word's token
+on the first slot at or after the word's end, shifted by the delay, EOS on the first right-pad
+slot. Each batch uses one delay (the model takes one ``num_delay_tokens`` per call), drawn from
+``TRAIN_DELAYS``, so one model serves every delay the app offers. Utterances come from a
+``WordBank`` of training voices; held-out voices never appear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.demo_bank import WordBank  # noqa: E402
+from tools.demo_data import (  # noqa: E402
+    IGNORE_INDEX,
+    LEFT_PAD_TOKENS,
+    Utterance,
+    heldout_utterance,
+    heldout_words,
+    pad_audio,
+    stream_targets,
+    teacher_forcing,
+)
+from tools.demo_vocab import (  # noqa: E402
+    BOS_ID,
+    EOS_ID,
+    STREAMING_PAD_ID,
+    vocab_size,
+    word_token_id,
+    write_tekken,
+)
+
+DEFAULT_OUT = ROOT / "app" / "captionist" / "models_data" / "demo.gguf"
+AUDIO = dict(hidden_size=128, num_hidden_layers=3, num_attention_heads=4, head_dim=32,
+             intermediate_size=384, sliding_window=200)  # fmt: skip
+TEXT = dict(hidden_size=192, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+            head_dim=48, intermediate_size=512, sliding_window=64)  # fmt: skip
+# Delays (in 80 ms tokens) the app offers: 80..1200 ms and 2400 ms. 3, 6 and 12 (240/480/960 ms)
+# are the evaluated ones and come up twice as often.
+HELDOUT_RESERVED = 1000  # held-out evaluation sequences training must never speak (eval uses <= this)
+TRAIN_DELAYS = list(range(1, 16)) + [30, 3, 6, 12]
+
+
+def build_model(seed: int):
+    """A freshly initialised VoxtralRealtimeForConditionalGeneration with the demo dimensions."""
+    from transformers import VoxtralRealtimeConfig, VoxtralRealtimeForConditionalGeneration
+
+    audio = dict(AUDIO, num_mel_bins=128, rope_theta=1e6, rms_norm_eps=1e-5)
+    text = dict(TEXT, vocab_size=vocab_size(), max_position_embeddings=131072, rope_theta=1e6,
+                rms_norm_eps=1e-5, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
+                pad_token_id=STREAMING_PAD_ID)  # fmt: skip
+    config = VoxtralRealtimeConfig(audio_config=audio, text_config=text, default_num_delay_tokens=6)
+    torch.manual_seed(seed)
+    model = VoxtralRealtimeForConditionalGeneration(config)
+    model.generation_config.bos_token_id = BOS_ID
+    model.generation_config.eos_token_id = EOS_ID
+    model.generation_config.pad_token_id = STREAMING_PAD_ID
+    return model
+
+
+class Batcher:
+    """Turns utterances into padded model inputs for one delay (mel by the reference's own code)."""
+
+    def __init__(self) -> None:
+        from transformers import VoxtralRealtimeFeatureExtractor
+
+        self.fe = VoxtralRealtimeFeatureExtractor()
+
+    def __call__(self, utts: list[Utterance], d: int) -> dict[str, torch.Tensor]:
+        targets = [stream_targets(u, d) for u in utts]
+        forced = [teacher_forcing(t) for t in targets]
+        n = max(t.n_audio_tokens for t in targets)
+        input_ids = np.full((len(utts), n), STREAMING_PAD_ID, dtype=np.int64)
+        label_arr = np.full((len(utts), n), IGNORE_INDEX, dtype=np.int64)
+        aux = np.full((len(utts), n), IGNORE_INDEX, dtype=np.int64)
+        dense = np.full((len(utts), n), IGNORE_INDEX, dtype=np.int64)
+        pcm = np.zeros((len(utts), n * 1280), dtype=np.float32)
+        for b, (u, t, (i, lab)) in enumerate(zip(utts, targets, forced, strict=True)):
+            input_ids[b, : len(i)] = i
+            label_arr[b, : len(lab)] = lab
+            a = pad_audio(u.audio, d)
+            pcm[b, : a.size] = a  # right padding is more digital silence: causal, so harmless
+            # Auxiliary encoder target: audio token 32 + j carries the word of slot j, else PAD.
+            aux[b, : t.n_audio_tokens] = STREAMING_PAD_ID
+            dense[b, : t.n_audio_tokens] = STREAMING_PAD_ID
+            for span, slot in zip(u.words, t.word_slots, strict=True):
+                wid = word_token_id(span.word)
+                aux[b, LEFT_PAD_TOKENS + slot] = wid
+                first, last = span.start // 1280, (span.end - 1) // 1280
+                dense[b, LEFT_PAD_TOKENS + first : LEFT_PAD_TOKENS + last + 1] = wid
+        mel = self.fe._torch_extract_fbank_features(torch.from_numpy(pcm))
+        return {"input_ids": torch.from_numpy(input_ids), "labels": torch.from_numpy(label_arr),
+                "aux_labels": torch.from_numpy(aux), "dense_labels": torch.from_numpy(dense),
+                "input_features": mel,
+                "num_delay_tokens": d}  # fmt: skip
+
+
+class AuxHead(torch.nn.Module):
+    """Training-only classifiers on the projector's audio embeddings (not exported). One asks each
+    audio token which word ends in its slot (the token the decoder must emit ``d`` positions
+    later), the other which word is being spoken during it (dense labels, faster to learn). The
+    encoder so learns to recognise words before the decoder has learnt where to look."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        hidden = model.config.text_config.hidden_size
+        self.end = torch.nn.Linear(hidden, vocab_size())
+        self.during = torch.nn.Linear(hidden, vocab_size())
+        self.embeds: torch.Tensor | None = None
+        model.model.multi_modal_projector.register_forward_hook(self._grab)
+
+    def _grab(self, module, inputs, output) -> None:
+        self.embeds = output
+
+    def loss(self, end_labels: torch.Tensor, during_labels: torch.Tensor) -> torch.Tensor:
+        assert self.embeds is not None
+        total = torch.zeros(())
+        for head, labels in ((self.end, end_labels), (self.during, during_labels)):
+            logits = head(self.embeds).float()
+            total = total + torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX
+            )
+        return total
+
+
+def loss_and_stats(model, batch: dict) -> tuple[torch.Tensor, dict[str, float]]:
+    """Cross-entropy over labelled slots (labels are aligned to the position that emits them)."""
+    out = model(input_ids=batch["input_ids"], input_features=batch["input_features"],
+                num_delay_tokens=batch["num_delay_tokens"])  # fmt: skip
+    logits = out.logits.float()
+    labels = batch["labels"]
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                                             ignore_index=IGNORE_INDEX)  # fmt: skip
+    with torch.no_grad():
+        pred = logits.argmax(-1)
+        mask = labels != IGNORE_INDEX
+        words = mask & (labels != STREAMING_PAD_ID)
+        stats = {
+            "acc": float((pred == labels)[mask].float().mean()),
+            "word_acc": float((pred == labels)[words].float().mean()) if words.any() else float("nan"),
+        }
+    return loss, stats
+
+
+def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    t = (step - warmup) / max(1, steps - warmup)
+    return peak * (0.05 + 0.95 * 0.5 * (1.0 + math.cos(math.pi * t)))
+
+
+def evaluate(model, batcher: Batcher, utts: list[Utterance], delays: list[int]) -> dict[int, dict]:
+    """Teacher-forced accuracy on held-out utterances per delay (a cheap progress signal)."""
+    model.eval()
+    out = {}
+    with torch.no_grad():
+        for d in delays:
+            _, stats = loss_and_stats(model, batcher(utts, d))
+            out[d] = stats
+    model.train()
+    return out
+
+
+def export(model, work: Path, out: Path) -> None:
+    """save_pretrained + tekken.json under work/hf, then `captionist convert` to an F32 GGUF."""
+    hf = work / "hf"
+    model.save_pretrained(hf, safe_serialization=True)
+    write_tekken(hf / "tekken.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "captionist", "convert", str(hf), "-o", str(out), "--outtype", "f32"]
+    subprocess.run(cmd, check=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=12)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--aux-weight", type=float, default=0.5, help="weight of the encoder's auxiliary loss")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--per-voice", type=int, default=12, help="(speed, pitch) settings per training voice")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/captionist-demo-train"))
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--checkpoint-every", type=int, default=0, help="also export a GGUF every N steps")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    t0 = time.monotonic()
+    bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads)
+    print(f"word bank: {len(bank.speakers)} speakers in {time.monotonic() - t0:.0f} s", flush=True)
+    model = build_model(args.seed)
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"model: {n_params / 1e6:.2f} M parameters", flush=True)
+    batcher = Batcher()
+    bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
+    held = [heldout_utterance(i) for i in range(24)]
+    aux_head = AuxHead(model)
+    params = list(model.parameters()) + list(aux_head.parameters())
+    opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    rng = np.random.default_rng([args.seed, 3])
+    log: list[dict] = []
+    run_loss = run_word = run_aux = 0.0
+    for step in range(args.steps):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
+        d = int(rng.choice(TRAIN_DELAYS))
+        batch = batcher([bank.utterance(rng) for _ in range(args.batch)], d)
+        loss, stats = loss_and_stats(model, batch)
+        aux_loss = aux_head.loss(batch["aux_labels"], batch["dense_labels"])
+        opt.zero_grad(set_to_none=True)
+        (loss + args.aux_weight * aux_loss).backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        run_loss += loss.item()
+        run_aux += aux_loss.item()
+        run_word += 0.0 if math.isnan(stats["word_acc"]) else stats["word_acc"]
+        if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
+            k = args.log_every if (step + 1) % args.log_every == 0 else (step + 1) % args.log_every
+            el = time.monotonic() - t0
+            eta = el / (step + 1) * (args.steps - step - 1)
+            entry = {"step": step + 1, "loss": round(run_loss / k, 4), "aux_loss": round(run_aux / k, 4),
+                     "word_acc": round(run_word / k, 4), "elapsed_s": round(el)}  # fmt: skip
+            if (step + 1) % (args.log_every * 10) == 0 or step + 1 == args.steps:
+                entry["heldout"] = evaluate(model, batcher, held, [3, 6, 12])
+            log.append(entry)
+            print(json.dumps(entry) + f"  eta {eta / 60:.1f} min", flush=True)
+            run_loss = run_word = run_aux = 0.0
+        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 and step + 1 < args.steps:
+            model.eval()
+            export(model, args.work / f"step{step + 1}", args.work / f"step{step + 1}.gguf")
+            model.train()
+    args.work.mkdir(parents=True, exist_ok=True)
+    (args.work / "train_log.json").write_text(json.dumps(log, indent=1) + "\n")
+    export(model, args.work, args.out)
+    minutes = (time.monotonic() - t0) / 60
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB) in {minutes:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
