@@ -1,14 +1,14 @@
 """Screenshots of the desktop app for the docs: the main window, and the caption overlay over another
 window, while the real engine captions speech captured from a PulseAudio monitor source.
 
-    python tools/take_screenshots.py                      # tiny reference model, writes docs/screenshots/
+    python tools/take_screenshots.py                      # built-in demo model, writes docs/screenshots/
     python tools/take_screenshots.py --model voxtral.gguf --out /tmp/shots
 
 Needs: the installed package with its engine, Xvfb (unless $DISPLAY is set), PulseAudio,
 pulseaudio-utils and espeak-ng (the private daemon of tests/e2e/pulse_server.py is used, so the
 user's own audio setup is never touched). Settings and transcripts go to a temporary
-CAPTIONIST_HOME. The default tiny model has random weights: it captions, but not the spoken
-words, and much of what it emits is CJK text, so install a CJK font (fonts-wqy-microhei) for it.
+CAPTIONIST_HOME. The default model is the built-in demo model (28 words), so the speech is made
+of those words; with ``--model`` give ``--speech`` text that model knows.
 
 Without a compositor (Xvfb) the X server cannot blend a translucent window, so the overlay image
 is composed the way a compositor would: the other window's pixels, then the overlay's own
@@ -29,13 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from captionist import paths  # noqa: E402
 from tests.e2e.pulse_server import PulseServer  # noqa: E402
 
-SPEECH = (
-    "Good morning everyone, and thanks for joining the weekly planning meeting. "
-    "Today we will review the release schedule, then look at the open bugs, "
-    "and finally agree on who takes the customer demo next Thursday."
-)
+SPEECH = "hello world, start captions. one, two, three, four. left, right, up, down. okay, next, stop."
 SCREEN = (1440, 900)
 
 
@@ -57,28 +54,19 @@ def start_xvfb() -> subprocess.Popen[bytes]:
     return proc
 
 
-def tiny_model(folder: Path) -> Path:
-    from captionist.convert import convert_checkpoint
-
-    gguf = folder / "tiny-reference.gguf"
-    checkpoint = ROOT / "tests" / "data" / "reference" / "tiny_wide" / "hf"
-    convert_checkpoint(checkpoint, gguf, "f32", progress=False)
-    return gguf
-
-
-def run(model: Path | None, out: Path, seconds: float, work: Path) -> None:
+def run(model: Path, out: Path, seconds: float, work: Path, speech: str) -> None:
     pulse = PulseServer.start(work / "pulse")
     try:
         sink = pulse.add_null_sink("speakers")
         pulse.apply_to(os.environ)  # before sounddevice (PortAudio) is imported
         os.environ["CAPTIONIST_HOME"] = str(work / "home")
         os.environ["QT_QPA_PLATFORM"] = "xcb"
-        shoot(model or tiny_model(work), out, seconds, pulse, sink)
+        shoot(model, out, seconds, pulse, sink, speech)
     finally:
         pulse.close()
 
 
-def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str) -> None:
+def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str, speech: str) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtGui import QFont, QPainter
     from PySide6.QtWidgets import QTextBrowser
@@ -108,7 +96,8 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str)
     other.setGeometry(0, 0, *SCREEN)
     other.show()
 
-    window.import_model(model)
+    if model != paths.bundled_demo_model():
+        window.import_model(model)
     settings.sources = [f"pulse:{sink}.monitor"]
     window.refresh_sources()
     window.move(60, 40)
@@ -123,7 +112,7 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str)
         sys.exit(f"take_screenshots: the session did not start: {window.error_banner.text()}")
     if not pulse.wait_for_recording(30):
         sys.exit("take_screenshots: the monitor source was never opened")
-    speaker = pulse.say(SPEECH, sink, wait=False)
+    speaker = pulse.say(speech, sink, wait=False)
     pump(int(seconds * 1000))
 
     out.mkdir(parents=True, exist_ok=True)
@@ -154,17 +143,19 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, help="GGUF model (default: the tiny reference model)")
+    parser.add_argument("--model", type=Path, default=paths.bundled_demo_model(),
+                        help="GGUF model (default: the built-in demo model)")  # fmt: skip
+    parser.add_argument("--speech", default=SPEECH, help="what espeak-ng says while the app listens")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="output folder")
     parser.add_argument("--seconds", type=float, default=9.0, help="speech captioned before the shots")
     args = parser.parse_args()
-    if args.model is not None and not args.model.is_file():
+    if not args.model.is_file():
         parser.error(f"model file not found: {args.model}")
     xvfb = start_xvfb() if not os.environ.get("DISPLAY") else None
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="captionist-shots-") as work:
-            run(args.model, args.out.resolve(), args.seconds, Path(work))
+            run(args.model, args.out.resolve(), args.seconds, Path(work), args.speech)
     finally:
         if xvfb is not None:
             xvfb.terminate()

@@ -20,7 +20,14 @@ alignment convention): one target per 80 ms slot, [STREAMING_PAD] while waiting,
 on the first slot at or after the word's end, shifted by the delay, EOS on the first right-pad
 slot. Each batch uses one delay (the model takes one ``num_delay_tokens`` per call), drawn from
 ``TRAIN_DELAYS``, so one model serves every delay the app offers. Utterances come from a
-``WordBank`` of training voices; held-out voices never appear.
+``WordBank`` of training voices; held-out voices and the held-out word sequences never appear.
+
+Two training-only losses (nothing of them is exported) make this fit in under an hour on two cores:
+``AuxHead`` asks the projector's audio embeddings which word ends in (and which word is spoken
+during) each 80 ms slot, so the encoder learns words within ~500 steps; ``LookBackGuide`` tells one
+decoder attention head to look ``d`` positions back, where that word is. Even so the decoder
+emits nothing but [STREAMING_PAD] until about step 1,600, then learns the words within a few hundred
+steps (``train_log.json`` under ``--work`` has the curve).
 """
 
 from __future__ import annotations
@@ -63,6 +70,13 @@ AUDIO = dict(hidden_size=128, num_hidden_layers=3, num_attention_heads=4, head_d
              intermediate_size=384, sliding_window=200)  # fmt: skip
 TEXT = dict(hidden_size=192, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
             head_dim=48, intermediate_size=512, sliding_window=64)  # fmt: skip
+# RoPE bases sized for the small head dims and windows: the real model's 1e6 leaves only ~5 of the
+# decoder's 24 frequency pairs turning fast enough to tell offsets 1..30 apart, and the decoder's
+# whole job is to read the audio token ``d`` positions back. 100 spreads the pairs from 1 rad to
+# 0.012 rad per position (0.8 rad across the 64-position window); the encoder's 1e3 covers 200 frames.
+ENCODER_ROPE_THETA = 1e3
+GUIDED_LAYER = 1  # see LookBackGuide
+DECODER_ROPE_THETA = 1e2
 # Delays (in 80 ms tokens) the app offers: 80..1200 ms and 2400 ms. 3, 6 and 12 (240/480/960 ms)
 # are the evaluated ones and come up twice as often.
 HELDOUT_RESERVED = 1000  # held-out evaluation sequences training must never speak (eval uses <= this)
@@ -73,13 +87,24 @@ def build_model(seed: int):
     """A freshly initialised VoxtralRealtimeForConditionalGeneration with the demo dimensions."""
     from transformers import VoxtralRealtimeConfig, VoxtralRealtimeForConditionalGeneration
 
-    audio = dict(AUDIO, num_mel_bins=128, rope_theta=1e6, rms_norm_eps=1e-5)
-    text = dict(TEXT, vocab_size=vocab_size(), max_position_embeddings=131072, rope_theta=1e6,
+    audio = dict(AUDIO, num_mel_bins=128, rope_theta=ENCODER_ROPE_THETA, rms_norm_eps=1e-5)
+    text = dict(TEXT, vocab_size=vocab_size(), max_position_embeddings=131072, rope_theta=DECODER_ROPE_THETA,
                 rms_norm_eps=1e-5, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
                 pad_token_id=STREAMING_PAD_ID)  # fmt: skip
     config = VoxtralRealtimeConfig(audio_config=audio, text_config=text, default_num_delay_tokens=6)
     torch.manual_seed(seed)
     model = VoxtralRealtimeForConditionalGeneration(config)
+    model.generation_config.bos_token_id = BOS_ID
+    model.generation_config.eos_token_id = EOS_ID
+    model.generation_config.pad_token_id = STREAMING_PAD_ID
+    return model
+
+
+def load_model(hf_dir: Path):
+    """A model saved by ``export`` (``<work>/hf``), to continue training it."""
+    from transformers import VoxtralRealtimeForConditionalGeneration
+
+    model = VoxtralRealtimeForConditionalGeneration.from_pretrained(hf_dir, attn_implementation="sdpa")
     model.generation_config.bos_token_id = BOS_ID
     model.generation_config.eos_token_id = EOS_ID
     model.generation_config.pad_token_id = STREAMING_PAD_ID
@@ -151,6 +176,32 @@ class AuxHead(torch.nn.Module):
         return total
 
 
+class LookBackGuide:
+    """Training-only guided-attention loss (nothing is added to the model). The decoder's whole job
+    is to read the audio token ``d`` positions back, where the encoder has put the word that ended
+    in that slot; left to find this by itself, a small decoder sits for thousands of steps
+    emitting only [STREAMING_PAD]. So head 0 of decoder layer 1 is told where to look: the loss is
+    the negative log of its attention weight on position ``p - d`` from every position ``p``.
+    Layer 1, because the delay enters the decoder only through the ada-RMS-norm in front of each
+    MLP: layer 0's attention cannot know ``d``. The decoder runs eager attention so that the
+    weights exist."""
+
+    def __init__(self, model) -> None:
+        model.model.language_model.config._attn_implementation = "eager"
+        self.weights: torch.Tensor | None = None
+        model.model.language_model.layers[GUIDED_LAYER].self_attn.register_forward_hook(self._grab)
+
+    def _grab(self, module, inputs, output) -> None:
+        self.weights = output[1]
+
+    def loss(self, d: int) -> torch.Tensor:
+        assert self.weights is not None, "the decoder ran without eager attention"
+        w = self.weights[:, 0]  # [batch, query, key] of head 0
+        n = w.shape[-1]
+        q = torch.arange(d, n)
+        return -torch.log(w[:, q, q - d] + 1e-6).mean()
+
+
 def loss_and_stats(model, batch: dict) -> tuple[torch.Tensor, dict[str, float]]:
     """Cross-entropy over labelled slots (labels are aligned to the position that emits them)."""
     out = model(input_ids=batch["input_ids"], input_features=batch["input_features"],
@@ -206,7 +257,10 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--init-from", type=Path, default=None,
+                    help="continue training a saved checkpoint (<work>/hf)")  # fmt: skip
     ap.add_argument("--aux-weight", type=float, default=0.5, help="weight of the encoder's auxiliary loss")
+    ap.add_argument("--guide-weight", type=float, default=0.2, help="weight of the look-back attention loss")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--per-voice", type=int, default=12, help="(speed, pitch) settings per training voice")
     ap.add_argument("--work", type=Path, default=Path("/tmp/captionist-demo-train"))
@@ -220,7 +274,7 @@ def main() -> None:
     t0 = time.monotonic()
     bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads)
     print(f"word bank: {len(bank.speakers)} speakers in {time.monotonic() - t0:.0f} s", flush=True)
-    model = build_model(args.seed)
+    model = build_model(args.seed) if args.init_from is None else load_model(args.init_from)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params / 1e6:.2f} M parameters", flush=True)
@@ -228,11 +282,12 @@ def main() -> None:
     bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
     held = [heldout_utterance(i) for i in range(24)]
     aux_head = AuxHead(model)
+    guide = LookBackGuide(model)
     params = list(model.parameters()) + list(aux_head.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     rng = np.random.default_rng([args.seed, 3])
     log: list[dict] = []
-    run_loss = run_word = run_aux = 0.0
+    run_loss = run_word = run_aux = run_guide = 0.0
     for step in range(args.steps):
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
@@ -240,24 +295,27 @@ def main() -> None:
         batch = batcher([bank.utterance(rng) for _ in range(args.batch)], d)
         loss, stats = loss_and_stats(model, batch)
         aux_loss = aux_head.loss(batch["aux_labels"], batch["dense_labels"])
+        guide_loss = guide.loss(d)
         opt.zero_grad(set_to_none=True)
-        (loss + args.aux_weight * aux_loss).backward()
+        (loss + args.aux_weight * aux_loss + args.guide_weight * guide_loss).backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         run_loss += loss.item()
         run_aux += aux_loss.item()
+        run_guide += guide_loss.item()
         run_word += 0.0 if math.isnan(stats["word_acc"]) else stats["word_acc"]
         if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
             k = args.log_every if (step + 1) % args.log_every == 0 else (step + 1) % args.log_every
             el = time.monotonic() - t0
             eta = el / (step + 1) * (args.steps - step - 1)
             entry = {"step": step + 1, "loss": round(run_loss / k, 4), "aux_loss": round(run_aux / k, 4),
+                     "guide_loss": round(run_guide / k, 4),
                      "word_acc": round(run_word / k, 4), "elapsed_s": round(el)}  # fmt: skip
             if (step + 1) % (args.log_every * 10) == 0 or step + 1 == args.steps:
                 entry["heldout"] = evaluate(model, batcher, held, [3, 6, 12])
             log.append(entry)
             print(json.dumps(entry) + f"  eta {eta / 60:.1f} min", flush=True)
-            run_loss = run_word = run_aux = 0.0
+            run_loss = run_word = run_aux = run_guide = 0.0
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 and step + 1 < args.steps:
             model.eval()
             export(model, args.work / f"step{step + 1}", args.work / f"step{step + 1}.gguf")

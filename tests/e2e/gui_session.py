@@ -1,0 +1,79 @@
+"""Drive the real desktop app for the end-to-end test: one captioning session from a PulseAudio source.
+
+Run as a separate process (PortAudio must see the private PulseAudio server from the start)::
+
+    python -m tests.e2e.gui_session --source pulse:sink.monitor --seconds 12 --out result.json
+
+It builds the app exactly as ``captionist`` does (``build_app``: settings from ``CAPTIONIST_HOME``,
+the model picker's default, which is the bundled demo model when none is configured), ticks the
+source, presses Start, keeps the Qt event loop running for ``--seconds`` while recording every
+text the caption overlay shows, presses Stop, waits for the session to finish and writes JSON:
+``{"started", "model", "overlay_texts", "overlay_final", "transcript", "transcript_text"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+
+
+def pump(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+
+    from captionist.ui.app import build_app
+
+    parts = build_app()
+    window, overlay = parts.window, parts.overlay
+    parts.settings.sources = [args.source]
+    window.refresh_sources()
+    window.show()
+    overlay.show()
+    seen: list[str] = []
+
+    def record() -> None:
+        text = " ".join(overlay.visible_lines()).strip()
+        if text and (not seen or seen[-1] != text):
+            seen.append(text)
+
+    poll = QTimer()
+    poll.setInterval(100)
+    poll.timeout.connect(record)
+    poll.start()
+    started = window.start_session()
+    result: dict = {"started": started, "model": str(window.selected_model()), "error": ""}
+    if started:
+        pump(int(args.seconds * 1000))
+        record()
+        window.controller.stop()
+        window.controller.wait_idle(60000)
+        record()
+    else:
+        result["error"] = window.error_banner.text()
+    poll.stop()
+    transcript = window.last_transcript
+    result["overlay_texts"] = seen
+    result["overlay_final"] = overlay.visible_lines()
+    result["transcript"] = str(transcript) if transcript else None
+    result["transcript_text"] = transcript.read_text(encoding="utf-8") if transcript else ""
+    args.out.write_text(json.dumps(result, indent=1))
+    parts.at_exit()
+    parts.app.processEvents()
+    return 0 if started else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
