@@ -17,6 +17,7 @@ from pathlib import Path
 from captionist import paths
 
 GGUF_MAGIC = b"GGUF"
+DEMO_NAME = "Built-in demo, 28 words"  # the small model shipped in the package (tools/train_demo_model.py)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class ModelEntry:
         size = (
             f"{self.size_bytes / 1e9:.1f} GB" if self.size_bytes >= 1e8 else f"{self.size_bytes / 1e6:.0f} MB"
         )
-        return f"{self.name} ({size}{', demo' if self.origin == 'bundled' else ''})"
+        return f"{self.name} ({size})"
 
 
 def check_gguf(path: Path) -> None:
@@ -55,7 +56,7 @@ class ModelStore:
             for p in sorted(self.root.glob("*.gguf")):
                 entries.append(ModelEntry(p.stem, p, p.stat().st_size, "local"))
         if self.demo.is_file():
-            entries.append(ModelEntry("demo", self.demo, self.demo.stat().st_size, "bundled"))
+            entries.append(ModelEntry(DEMO_NAME, self.demo, self.demo.stat().st_size, "bundled"))
         return entries
 
     def import_gguf(self, src: Path) -> ModelEntry:

@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from captionist import paths
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.pipeline.controller import ModelLoader, SessionController
@@ -123,4 +124,9 @@ def run_gui() -> int:
         parts.save_timer.start()
         if parts.window.model_combo.count() == 0:
             parts.window.open_models()
+        elif parts.window.selected_model() == paths.bundled_demo_model():
+            parts.window.show_notice(
+                "Using the built-in demo model: it knows 28 words (digits, yes/no, directions…). "
+                "For everyday speech, get Voxtral in Models…"
+            )
     return int(parts.app.exec())
