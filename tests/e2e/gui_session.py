@@ -55,16 +55,19 @@ def main() -> int:
     poll.start()
     started = window.start_session()
     result: dict = {"started": started, "model": str(window.selected_model()), "error": ""}
+    writing = None
     if started:
         pump(int(args.seconds * 1000))
         record()
+        writing = window.controller.transcript_path  # the file the session writes as it goes
         window.controller.stop()
         window.controller.wait_idle(60000)
+        pump(500)  # let the session's "finished" reach the window
         record()
     else:
         result["error"] = window.error_banner.text()
     poll.stop()
-    transcript = window.last_transcript
+    transcript = window.last_transcript or writing
     result["overlay_texts"] = seen
     result["overlay_final"] = overlay.visible_lines()
     result["transcript"] = str(transcript) if transcript else None

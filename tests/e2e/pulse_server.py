@@ -103,9 +103,12 @@ class PulseServer:
             time.sleep(0.05)
         return False
 
-    def say(self, text: str, sink: str, *, wait: bool = True) -> subprocess.Popen[bytes]:
-        """Speak ``text`` with espeak-ng into ``sink`` (plays in real time)."""
-        cmd = f"espeak-ng --stdout -s 150 {_quote(text)} | paplay --device={_quote(sink)}"
+    def say(
+        self, text: str, sink: str, *, wait: bool = True, espeak_args: str = ""
+    ) -> subprocess.Popen[bytes]:
+        """Speak ``text`` with espeak-ng into ``sink`` (plays in real time); ``espeak_args`` are
+        extra espeak-ng options such as ``-v en-us -g 20``."""
+        cmd = f"espeak-ng --stdout -s 150 {espeak_args} {_quote(text)} | paplay --device={_quote(sink)}"
         proc = subprocess.Popen(["sh", "-c", cmd], env=self.env(), stderr=subprocess.PIPE)
         if wait:
             _, err = proc.communicate(timeout=60)
