@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from captionist import paths  # noqa: E402
 from tests.e2e.pulse_server import PulseServer  # noqa: E402
 
-SPEECH = "hello world, start captions. one, two, three, four. left, right, up, down. okay, next, stop."
+SPEECH = "hello world start captions one two three four left right up down okay next stop"
+ESPEAK = "-v en-us -g 20"  # a pause between words, as the demo model learnt them
 SCREEN = (1440, 900)
 
 
@@ -112,7 +113,7 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str,
         sys.exit(f"take_screenshots: the session did not start: {window.error_banner.text()}")
     if not pulse.wait_for_recording(30):
         sys.exit("take_screenshots: the monitor source was never opened")
-    speaker = pulse.say(speech, sink, wait=False)
+    speaker = pulse.say(speech, sink, wait=False, espeak_args=ESPEAK)
     pump(int(seconds * 1000))
 
     out.mkdir(parents=True, exist_ok=True)
