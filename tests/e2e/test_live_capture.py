@@ -101,6 +101,21 @@ def _live(pulse: PulseServer, model: Path, output: Path, duration: float) -> sub
     )
 
 
+def _speak_to(proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float) -> tuple[bool, str, str]:
+    """Once ``proc`` records from the sink's monitor, speak ``SPEECH`` into the sink; wait for it to
+    end. Returns (whether it ever recorded, its stdout, its stderr)."""
+    try:
+        recording = pulse.wait_for_recording(timeout_s=30)
+        if recording:
+            pulse.say(SPEECH, SINK, espeak_args=ESPEAK)
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return recording, stdout, stderr
+
+
 def test_devices_lists_the_monitor_source(pulse: PulseServer) -> None:
     out = subprocess.run(_captionist("devices"), env=pulse.env(), capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
@@ -112,15 +127,7 @@ def test_devices_lists_the_monitor_source(pulse: PulseServer) -> None:
 def test_live_captures_speech_from_the_monitor(pulse: PulseServer, model: Path, tmp_path: Path) -> None:
     output = tmp_path / "transcript.srt"
     proc = _live(pulse, model, output, CAPTURE_S)
-    try:
-        recording = pulse.wait_for_recording(timeout_s=30)
-        if recording:
-            pulse.say(SPEECH, SINK, espeak_args=ESPEAK)
-        stdout, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    recording, stdout, stderr = _speak_to(proc, pulse, timeout_s=90)
     assert recording, f"captionist never opened the monitor source: {stderr}"
     assert proc.returncode == 0, stderr
     assert "captionist: error" not in stderr, stderr  # rc 1 covers a failed session
@@ -169,15 +176,7 @@ def test_app_overlay_and_transcript_show_the_spoken_words(
            "--seconds", f"{CAPTURE_S:g}", "--out", str(result_file)]  # fmt: skip
     root = Path(__file__).resolve().parent.parent.parent
     proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        recording = pulse.wait_for_recording(timeout_s=30)
-        if recording:
-            pulse.say(SPEECH, SINK, espeak_args=ESPEAK)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    recording, _, stderr = _speak_to(proc, pulse, timeout_s=120)
     assert recording, f"the app never opened the monitor source: {stderr}"
     assert proc.returncode == 0, stderr
     result = json.loads(result_file.read_text())

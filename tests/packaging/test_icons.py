@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def icons(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def icons(qapp: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # pytest-qt's QApplication first: make_icons would otherwise create a QGuiApplication, and every
+    # later test that builds a widget in this process would abort.
     out = tmp_path_factory.mktemp("icons")
     make_icons(ROOT / "resources" / "captionist.svg", out)
     return out

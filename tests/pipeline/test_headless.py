@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import soundfile
 
+from captionist import paths
 from captionist.audio.devices import DeviceNotFound
 from captionist.pipeline.headless import run_live
 from captionist.transcript import parse
@@ -42,7 +43,7 @@ def test_live_prints_captions_and_writes_requested_file(qapp, fake_sd, wav_48k, 
     assert f"transcript written to {dest}" in err.getvalue()
 
 
-def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path) -> None:
+def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path, monkeypatch) -> None:
     fake_sd.add_device("Mic", rate=16000)
     model_file = tmp_path / "m.gguf"
     model_file.write_bytes(b"GGUF")
@@ -52,6 +53,7 @@ def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path) -> None:
         run_live(str(model_file), None, 100, None, 1.0, "auto", sd=fake_sd)
     with pytest.raises(DeviceNotFound, match="no audio source matches 'usb'"):
         run_live(str(model_file), "usb", None, None, 1.0, "auto", sd=fake_sd)
+    monkeypatch.setattr(paths, "bundled_demo_model", lambda: tmp_path / "no-demo.gguf")  # a build without it
     with pytest.raises(ValueError, match="no model"):
         run_live(None, None, None, None, 1.0, "auto", sd=fake_sd)
     assert not Path("m.gguf").exists()
