@@ -189,7 +189,8 @@ class LookBackGuide:
     MLP: layer 0's attention cannot know ``d``. The decoder runs eager attention so that the
     weights exist."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, heads: tuple[int, ...] = (0,)) -> None:
+        self.heads = list(heads)
         model.model.language_model.config._attn_implementation = "eager"
         self.weights: torch.Tensor | None = None
         model.model.language_model.layers[GUIDED_LAYER].self_attn.register_forward_hook(self._grab)
@@ -199,10 +200,10 @@ class LookBackGuide:
 
     def loss(self, d: int) -> torch.Tensor:
         assert self.weights is not None, "the decoder ran without eager attention"
-        w = self.weights[:, 0]  # [batch, query, key] of head 0
+        w = self.weights[:, self.heads]  # [batch, head, query, key]
         n = w.shape[-1]
         q = torch.arange(d, n)
-        return -torch.log(w[:, q, q - d] + 1e-6).mean()
+        return -torch.log(w[:, :, q, q - d] + 1e-6).mean()
 
 
 def loss_and_stats(model, batch: dict) -> tuple[torch.Tensor, dict[str, float]]:
@@ -264,6 +265,7 @@ def main() -> None:
                     help="continue training a saved checkpoint (<work>/hf)")  # fmt: skip
     ap.add_argument("--aux-weight", type=float, default=0.5, help="weight of the encoder's auxiliary loss")
     ap.add_argument("--guide-weight", type=float, default=0.2, help="weight of the look-back attention loss")
+    ap.add_argument("--guide-heads", default="0", help="guided layer-1 heads, e.g. 0,2")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--per-voice", type=int, default=12, help="(speed, pitch) settings per training voice")
     ap.add_argument("--work", type=Path, default=Path("/tmp/captionist-demo-train"))
@@ -285,7 +287,7 @@ def main() -> None:
     bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
     held = [heldout_utterance(i) for i in range(24)]
     aux_head = AuxHead(model)
-    guide = LookBackGuide(model)
+    guide = LookBackGuide(model, tuple(int(h) for h in args.guide_heads.split(",")))
     params = list(model.parameters()) + list(aux_head.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     rng = np.random.default_rng([args.seed, 3])
