@@ -21,6 +21,7 @@ import soundfile
 from captionist import engine, paths
 from captionist.models import default_model_path
 from tools.demo_vocab import DEMO_WORDS
+from tools.eval_demo_model import align, stream_words
 
 DEMO_DATA = Path(__file__).resolve().parent.parent / "data" / "demo"
 CLIPS = json.loads((DEMO_DATA / "clips.json").read_text())
@@ -54,17 +55,6 @@ def test_demo_model_is_the_real_architecture(demo: engine.Model) -> None:
     assert (info["bos_id"], info["eos_id"], info["streaming_pad_id"]) == (1, 2, 32)
 
 
-def word_errors(ref: list[str], hyp: list[str]) -> int:
-    """Word-level edit distance."""
-    prev = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        cur = [i]
-        for j, h in enumerate(hyp, 1):
-            cur.append(min(prev[j - 1] + (r != h), prev[j] + 1, cur[j - 1] + 1))
-        prev = cur
-    return prev[-1]
-
-
 @pytest.mark.parametrize("delay_ms", DELAYS_MS)
 def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int) -> None:
     # The model's held-out WER is 13-14 % (README, 240 utterances); these 8 clips (40 words) must
@@ -74,7 +64,7 @@ def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int)
     for clip in CLIPS:
         hyp = demo.transcribe(clip_audio(clip), delay_ms=delay_ms).text.split()
         ref = clip["text"].split()
-        errors += word_errors(ref, hyp)
+        errors += align(ref, hyp)[0]
         words += len(ref)
         exact += hyp == ref
         got.append(" ".join(hyp))
@@ -102,25 +92,13 @@ def test_streaming_in_random_pieces_gives_the_offline_words(demo: engine.Model, 
     assert stream.finish().text == demo.transcribe(audio, delay_ms=480).text
 
 
-def _word_emission_ms(model: engine.Model, audio: np.ndarray, delay_ms: int) -> list[int]:
-    """Audio received (ms) when each word token came out of a stream fed 80 ms at a time."""
-    stream = model.stream(delay_ms)
-    out: list[int] = []
-    for start in range(0, audio.size, 1280):
-        up = stream.feed(audio[start : start + 1280])
-        out += [up.audio_ms_received for t in up.new_tokens if t.piece.strip()]
-    up = stream.finish()
-    out += [up.audio_ms_received for t in up.new_tokens if t.piece.strip()]
-    return out
-
-
 def test_shorter_delay_brings_words_out_earlier(demo: engine.Model) -> None:
     clip = CLIPS[0]
     audio = clip_audio(clip)
     ends = [w["end_ms"] for w in clip["words"]]
     latency = {}
     for delay in DELAYS_MS:
-        at = _word_emission_ms(demo, audio, delay)
+        _, at = stream_words(demo, audio, delay)  # 80 ms feeds
         assert len(at) == len(ends), (delay, at)
         lat = [a - e for a, e in zip(at, ends, strict=True)]
         assert all(x > 0 for x in lat), lat  # never before the word was heard
