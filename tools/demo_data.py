@@ -16,7 +16,7 @@ resampled to 16 kHz, trimmed to where its 5 ms frame RMS is within ``TRIM_DB`` o
 frame, scaled by its own gain and placed after a random gap; the utterance gets a random overall
 gain and white noise (never digital silence). ``WordSpan.start``/``end`` are the exact sample
 range ``[start, end)`` of the trimmed word inside ``Utterance.audio``. Voices are an espeak-ng
-accent plus a variant (``en-gb+f3``); the held-out voices use variants and an accent that no
+accent plus a variant (``en+f3``); the held-out voices use variants and an accent that no
 training voice uses. Held-out utterances draw from a random stream separate from training
 (same seed, other split: other words), but short sequences can repeat by chance; an evaluation
 that needs strictly unseen sequences must filter them against the training set.
@@ -66,11 +66,23 @@ IGNORE_INDEX = -100
 TRIM_FRAME = 80  # 5 ms energy frames for trimming a word's leading/trailing silence
 TRIM_DB = -45.0  # a frame is speech when its RMS is within this many dB of the word's loudest frame
 
-# Training voices: every accent with every variant ("" is the accent's default voice).
-TRAIN_ACCENTS: tuple[str, ...] = ("en-us", "en-gb", "en-gb-x-rp", "en-gb-scotland", "en-029")
-TRAIN_VARIANTS: tuple[str, ...] = ("", "m1", "m2", "m3", "m4", "f1", "f2", "f3")
+# Training voices: every accent with every variant ("" is the accent's default voice). British
+# English is "en", not "en-gb": espeak-ng 1.51 silently ignores any "+variant" after "en-gb", so
+# "en-gb+f3" is plain en-gb (tests/tools/test_demo_data.py checks that every voice here is distinct).
+# The variants are espeak-ng's human-sounding ones (no whisper, robot or "fast" voices); "caleb"
+# is left out because it sounds exactly like "klatt".
+TRAIN_ACCENTS: tuple[str, ...] = (
+    "en-us", "en", "en-gb-x-rp", "en-gb-scotland", "en-029", "en-gb-x-gbclan", "en-us-nyc",
+)  # fmt: skip
+TRAIN_VARIANTS: tuple[str, ...] = (
+    "", "m1", "m2", "m3", "m4", "m5", "m6", "m8", "f1", "f2", "f3",
+    "Alex", "Alicia", "Andrea", "Andy", "Annie", "Denis", "Gene", "Hugo", "Jacky", "Lee", "Michael",
+    "Mike", "adam", "aunty", "belinda", "benjamin", "boris", "david", "ed", "edward", "grandma",
+    "grandpa", "iven", "iven2", "john", "kaukovalta", "klatt", "klatt2", "klatt3", "linda", "max",
+    "michel", "norbert", "paul", "quincy", "rob", "robert", "steph", "travis", "victor", "zac",
+)  # fmt: skip
 # Held out for evaluation: variants m7, f4, f5 and the West Midlands accent never occur in training.
-HELDOUT_VOICES: tuple[str, ...] = ("en-us+m7", "en-gb+f5", "en-gb-x-gbcwmd+f4")
+HELDOUT_VOICES: tuple[str, ...] = ("en-us+m7", "en+f5", "en-gb-x-gbcwmd+f4")
 
 SPEED_WPM = (130, 210)  # espeak-ng -s range, words per minute (inclusive)
 PITCH = (25, 75)  # espeak-ng -p range, 0..99 (inclusive)
@@ -264,9 +276,10 @@ def assemble(
 
 
 def stream_targets(utt: Utterance, delay_tokens: int) -> StreamTargets:
-    """The streaming-layout target of every 80 ms slot for delay ``delay_tokens`` (1..30)."""
-    if not 1 <= delay_tokens <= 30:
-        raise ValueError(f"delay_tokens must be 1..30 (80..2400 ms); got {delay_tokens}")
+    """The streaming-layout target of every 80 ms slot for delay ``delay_tokens`` (0..30; the
+    app offers 1..30, 0 is training's warm-up: each word on the first position that sees its end)."""
+    if not 0 <= delay_tokens <= 30:
+        raise ValueError(f"delay_tokens must be 0..30 (0..2400 ms); got {delay_tokens}")
     n_slots = -(-utt.audio.size // SAMPLES_PER_TOKEN)
     total = n_slots + delay_tokens + 1 + RIGHT_PAD_EXTRA_TOKENS
     last_generated = n_slots + RIGHT_PAD_EXTRA_TOKENS - 1  # reference: positions up to n_audio - 2

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +63,21 @@ def test_heldout_voices_and_variants_never_in_train() -> None:
     assert len(heldout_variants) >= 2 and not heldout_variants & set(TRAIN_VARIANTS)
     with pytest.raises(ValueError, match="split"):
         voices("test")  # type: ignore[arg-type]
+
+
+@needs_espeak
+def test_every_voice_really_sounds_different() -> None:
+    """espeak-ng ignores a variant it cannot apply ("en-gb+f5" is plain en-gb) without a word of
+    warning; a held-out voice that is secretly a training voice would make the evaluation lie."""
+    phrase = " ".join(DEMO_WORDS)
+    seen: dict[bytes, str] = {}
+    for voice in voices("train") + voices("heldout"):
+        cmd = ["espeak-ng", "--stdout", "-v", voice, "-s", "170", "-p", "50", phrase]
+        wav = subprocess.run(cmd, check=True, capture_output=True).stdout
+        assert len(wav) > 10_000, voice
+        key = hashlib.sha256(wav).digest()
+        assert key not in seen, f"{voice!r} sounds exactly like {seen.get(key)!r}"
+        seen[key] = voice
 
 
 @needs_espeak
@@ -215,8 +232,9 @@ def test_targets_of_a_real_utterance_spell_its_text(d: int) -> None:
 
 def test_target_errors_are_clear() -> None:
     u = _fake_utterance(2560, [("up", 100, 2560)])
-    with pytest.raises(ValueError, match="delay_tokens"):
-        stream_targets(u, 0)
+    for d in (-1, 31):
+        with pytest.raises(ValueError, match="delay_tokens"):
+            stream_targets(u, d)
     bad = _fake_utterance(2560, [("up", 1000, 2000), ("on", 500, 900)])
     with pytest.raises(ValueError, match="out of order"):
         stream_targets(bad, 6)
