@@ -10,6 +10,7 @@ in training, 3..8 words, sequences the training script excludes. For every delay
 
 * **WER**: word edit distance / reference words, offline (``Model.transcribe``);
 * **streamed WER**: the same audio fed to a ``Stream`` in 80 ms pieces (it should equal offline);
+* **WER per held-out voice** (offline);
 * **latency**: for every correctly recognised word (edit-distance alignment), the audio received
   when its token came out of the stream minus the end of the word's audio; mean and 90th percentile.
 """
@@ -64,6 +65,14 @@ class DelayResult:
     stream_errors: int = 0
     stream_equals_offline: int = 0
     latencies_ms: list[float] | None = None
+    by_voice: dict[str, list[int]] | None = None  # voice -> [errors, words], offline
+
+    def add(self, voice: str, errors: int, words: int) -> None:
+        self.errors += errors
+        self.words += words
+        tally = (self.by_voice if self.by_voice is not None else {}).setdefault(voice, [0, 0])
+        tally[0] += errors
+        tally[1] += words
 
     def summary(self, n_utts: int) -> dict:
         lat = np.array(self.latencies_ms or [], dtype=np.float64)
@@ -77,6 +86,7 @@ class DelayResult:
             "latency_mean_ms": float(lat.mean()) if lat.size else float("nan"),
             "latency_p90_ms": float(np.percentile(lat, 90)) if lat.size else float("nan"),
             "latency_words": int(lat.size),
+            "wer_by_voice": {v: e / max(1, w) for v, (e, w) in sorted((self.by_voice or {}).items())},
         }
 
 
@@ -106,12 +116,11 @@ def evaluate(model_path: Path, n: int, delays_ms: list[int], threads: int | None
     utts = [heldout_utterance(i) for i in range(n)]
     results = []
     for delay in delays_ms:
-        r = DelayResult(delay, latencies_ms=[])
+        r = DelayResult(delay, latencies_ms=[], by_voice={})
         for u in utts:
             ref = [w.word for w in u.words]
             hyp = model.transcribe(u.audio, delay_ms=delay).text.split()
-            r.words += len(ref)
-            r.errors += align(ref, hyp)[0]
+            r.add(u.voice, align(ref, hyp)[0], len(ref))
             s_hyp, s_at = stream_words(model, u.audio, delay)
             r.stream_equals_offline += s_hyp == hyp
             errs, pairs = align(ref, s_hyp)
@@ -133,6 +142,12 @@ def table(results: list[dict]) -> str:
             f"| {r['delay_ms']} ms | {r['utterances']} | {r['words']} | {100 * r['wer']:.1f} % | "
             f"{100 * r['stream_wer']:.1f} % | {r['latency_mean_ms']:.0f} ms | {r['latency_p90_ms']:.0f} ms |"
         )
+    voices = sorted({v for r in results for v in r["wer_by_voice"]})
+    head = "| delay | " + " | ".join(f"WER {v}" for v in voices) + " |"
+    lines += ["", head, "|---" * (len(voices) + 1) + "|"]
+    for r in results:
+        cells = " | ".join(f"{100 * r['wer_by_voice'].get(v, float('nan')):.1f} %" for v in voices)
+        lines.append(f"| {r['delay_ms']} ms | {cells} |")
     return "\n".join(lines)
 
 
