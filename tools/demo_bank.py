@@ -24,7 +24,7 @@ import soxr
 from tools.demo_data import PITCH, SAMPLE_RATE, SPEED_WPM, Utterance, assemble, synthesize_word, voices
 from tools.demo_vocab import DEMO_WORDS
 
-MAX_WORDS = 8
+MAX_WORDS = 16  # longer than held-out (3..8): the fixed padding (see ``batch``) costs less per word
 EMPTY_P = 0.03  # utterances with no word at all (noise only; the target is EOS alone)
 LONG_GAP_P = 0.10  # utterances with one pause of LONG_GAP_S inside
 LONG_GAP_S = (0.8, 3.0)
@@ -84,12 +84,25 @@ class WordBank:
             tmp.replace(cache)
         return cls(speakers, recs)
 
-    def utterance(self, rng: np.random.Generator) -> Utterance:
-        """A random training utterance of 0..MAX_WORDS words from one speaker of the bank, never
-        one of the word sequences in ``exclude``."""
+    def batch(self, rng: np.random.Generator, size: int) -> list[Utterance]:
+        """``size`` training utterances with one random word count (1..MAX_WORDS) between them,
+        except the EMPTY_P share that has none. Every utterance costs the model 32 + d + 11 tokens
+        of padding (the streaming layout) and a batch is padded to its longest utterance, so
+        batches of equally long utterances spend most of their compute on speech."""
+        count = int(rng.integers(1, MAX_WORDS + 1))
+        return [self.utterance(rng, 0 if rng.random() < EMPTY_P else count) for _ in range(size)]
+
+    def utterance(self, rng: np.random.Generator, n_words: int | None = None) -> Utterance:
+        """A random training utterance of ``n_words`` words (default: 0..MAX_WORDS at random) from
+        one speaker of the bank, never one of the word sequences in ``exclude``."""
         s = int(rng.integers(len(self.speakers)))
         speaker = self.speakers[s]
-        count = 0 if rng.random() < EMPTY_P else int(rng.integers(1, MAX_WORDS + 1))
+        if n_words is None:
+            count = 0 if rng.random() < EMPTY_P else int(rng.integers(1, MAX_WORDS + 1))
+        elif 0 <= n_words <= MAX_WORDS:
+            count = n_words
+        else:
+            raise ValueError(f"n_words must be 0..{MAX_WORDS}; got {n_words}")
         idx = [int(i) for i in rng.integers(len(DEMO_WORDS), size=count)]
         while tuple(DEMO_WORDS[i] for i in idx) in self.exclude:
             idx = [int(i) for i in rng.integers(len(DEMO_WORDS), size=count)]

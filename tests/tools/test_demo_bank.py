@@ -55,6 +55,23 @@ def test_bank_never_speaks_an_excluded_sequence() -> None:
         assert tuple(w.word for w in bank.utterance(rng).words) not in one_word
 
 
+def test_bank_batches_share_one_word_count() -> None:
+    bank = _bank()
+    counts = set()
+    for seed in range(30):
+        batch = bank.batch(np.random.default_rng(seed), 12)
+        assert len(batch) == 12
+        spoken = {len(u.words) for u in batch} - {0}
+        assert len(spoken) <= 1  # one word count per batch (empty utterances aside)
+        counts |= spoken
+    assert len(counts) > 5 and max(counts) <= MAX_WORDS
+    a = bank.batch(np.random.default_rng(3), 4)
+    b = bank.batch(np.random.default_rng(3), 4)
+    assert [u.text for u in a] == [u.text for u in b]
+    with pytest.raises(ValueError, match="n_words"):
+        bank.utterance(np.random.default_rng(0), MAX_WORDS + 1)
+
+
 def test_bank_needs_one_recording_list_per_speaker() -> None:
     with pytest.raises(ValueError, match="one list of recordings per speaker"):
         WordBank([Speaker("en-us", 150, 50)], [])
