@@ -26,7 +26,7 @@ OUT = ROOT / "tests" / "data" / "demo"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--count", type=int, default=6)
+    ap.add_argument("--count", type=int, default=8)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
