@@ -57,8 +57,9 @@ def test_demo_model_is_the_real_architecture(demo: engine.Model) -> None:
 
 @pytest.mark.parametrize("delay_ms", DELAYS_MS)
 def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int) -> None:
-    # The model's held-out WER is 13-14 % (README, 240 utterances); these 8 clips (40 words) must
-    # stay within 20 % and most must come out exactly. A random-weight model of this shape scores ~100 %.
+    # The model's held-out WER is about 8 % (README, 240 utterances); these 8 clips (40 words) must
+    # stay within 15 % and at least half must come out exactly. A random-weight model of this shape
+    # scores ~100 %.
     errors = words = exact = 0
     got = []
     for clip in CLIPS:
@@ -68,7 +69,7 @@ def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int)
         words += len(ref)
         exact += hyp == ref
         got.append(" ".join(hyp))
-    assert errors / words <= 0.20, got
+    assert errors / words <= 0.15, got
     assert exact >= len(CLIPS) // 2, got
 
 

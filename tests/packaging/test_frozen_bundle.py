@@ -61,12 +61,22 @@ def words(text: str) -> list[str]:
 
 
 def test_transcribes_a_clip_with_the_embedded_demo_model(exe: Path, tmp_path: Path) -> None:
-    if not CLIPS.is_file():
-        pytest.skip(f"{CLIPS.relative_to(ROOT)} (the demo model's held-out clips) is not committed yet")
+    """With no --model the frozen program uses its embedded demo model and writes exactly what the
+    installed package's engine and demo model write for the same held-out clip (how right that
+    is, is tests/engine/test_demo_model.py's business), and that is mostly the spoken words."""
+    import soundfile
+
+    from captionist import engine, paths
+
     clip = json.loads(CLIPS.read_text(encoding="utf-8"))[0]
-    out = run([exe, "transcribe", CLIPS.parent / clip["file"]], tmp_path)  # no --model: the bundled one
+    wav = CLIPS.parent / clip["file"]
+    out = run([exe, "transcribe", wav, "--delay-ms", "480"], tmp_path)  # no --model: the bundled one
     assert out.returncode == 0, out.stderr
-    assert words(out.stdout) == words(clip["text"])
+    pcm, _ = soundfile.read(wav, dtype="float32")
+    expected = engine.Model(paths.bundled_demo_model(), backend="cpu").transcribe(pcm, delay_ms=480).text
+    assert words(out.stdout) == words(expected)
+    spoken = words(clip["text"])
+    assert len(set(words(expected)) & set(spoken)) >= len(spoken) // 2 + 1, (expected, spoken)
 
 
 def test_frozen_converter_and_engine_match_the_reference(exe: Path, tmp_path: Path) -> None:
