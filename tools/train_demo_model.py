@@ -107,10 +107,11 @@ def strengthen_delay_conditioning(model, gain: float) -> None:
     decoder) so that the delay visibly scales the MLP input from the first step.
 
     With transformers' default init (normal, std 0.02) the two-layer ada MLP gives scales of
-    1 +/- 0.01: the decoder cannot tell one delay from another, and because both layers start
-    small, the gradient that would grow them is small too. That is a saddle: the decoder then sits
-    on [STREAMING_PAD] for ~1,500 steps. ``gain`` 1 is a fan-in init of both layers (scales of
-    1 +/- ~0.45 across delays); 0 keeps the default."""
+    1 +/- 0.01: at first the decoder can hardly tell one delay from another, and because both
+    layers start small, so does the gradient that would grow them. ``gain`` 1 is a fan-in init of
+    both layers (scales of 1 +/- ~0.45 across delays); 0 keeps the default. Measured: the guided
+    head's loss falls about twice as fast, but the decoder's [STREAMING_PAD] plateau is no shorter
+    (the encoder's word recognition seems to gate it)."""
     if gain <= 0:
         return
     with torch.no_grad():
@@ -245,9 +246,9 @@ def draw_delay(rng: np.random.Generator, step: int, warmup_steps: int) -> int:
     """The delay (in 80 ms tokens) of one batch. During the first ``warmup_steps`` steps a
     curriculum: delay 0 (the word's token comes on the very position whose audio token holds the
     word's end, so the decoder needs no attention to emit it), then delays up to a maximum that
-    grows linearly to 15; after that ``TRAIN_DELAYS``. The decoder so learns to emit words first
-    and to look back ``d`` positions one offset at a time, instead of sitting on [STREAMING_PAD]
-    until it finds the look-back by chance."""
+    grows linearly to 15; after that ``TRAIN_DELAYS``. Meant to let the decoder learn to emit
+    words first and to look back one offset at a time; its effect alone was not measured (with it
+    the decoder still left its [STREAMING_PAD] plateau around step 1,500)."""
     if step < warmup_steps:
         top = min(15, int(16 * step / warmup_steps))
         return int(rng.integers(0, top + 1))
