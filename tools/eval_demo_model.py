@@ -21,7 +21,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -64,18 +64,18 @@ class DelayResult:
     errors: int = 0
     stream_errors: int = 0
     stream_equals_offline: int = 0
-    latencies_ms: list[float] | None = None
-    by_voice: dict[str, list[int]] | None = None  # voice -> [errors, words], offline
+    latencies_ms: list[float] = field(default_factory=list)
+    by_voice: dict[str, list[int]] = field(default_factory=dict)  # voice -> [errors, words], offline
 
     def add(self, voice: str, errors: int, words: int) -> None:
         self.errors += errors
         self.words += words
-        tally = (self.by_voice if self.by_voice is not None else {}).setdefault(voice, [0, 0])
+        tally = self.by_voice.setdefault(voice, [0, 0])
         tally[0] += errors
         tally[1] += words
 
     def summary(self, n_utts: int) -> dict:
-        lat = np.array(self.latencies_ms or [], dtype=np.float64)
+        lat = np.array(self.latencies_ms, dtype=np.float64)
         return {
             "delay_ms": self.delay_ms,
             "utterances": n_utts,
@@ -86,7 +86,7 @@ class DelayResult:
             "latency_mean_ms": float(lat.mean()) if lat.size else float("nan"),
             "latency_p90_ms": float(np.percentile(lat, 90)) if lat.size else float("nan"),
             "latency_words": int(lat.size),
-            "wer_by_voice": {v: e / max(1, w) for v, (e, w) in sorted((self.by_voice or {}).items())},
+            "wer_by_voice": {v: e / max(1, w) for v, (e, w) in sorted(self.by_voice.items())},
         }
 
 
@@ -116,7 +116,7 @@ def evaluate(model_path: Path, n: int, delays_ms: list[int], threads: int | None
     utts = [heldout_utterance(i) for i in range(n)]
     results = []
     for delay in delays_ms:
-        r = DelayResult(delay, latencies_ms=[], by_voice={})
+        r = DelayResult(delay)
         for u in utts:
             ref = [w.word for w in u.words]
             hyp = model.transcribe(u.audio, delay_ms=delay).text.split()
