@@ -2,18 +2,21 @@
 
 Synthesizing every training word afresh costs ~10 ms of espeak-ng per word, too slow for tens of
 thousands of utterances on two cores. The bank synthesizes each training voice at ``per_voice``
-random (speed, pitch) settings, every demo word at each, once; training utterances then draw a
+random (speed, pitch) settings, plus ``random_voices`` speakers whose espeak-ng variant is drawn
+at random (``tools.demo_voices``: the many voices between the named variants), every demo word
+at each, once; training utterances then draw a
 speaker (voice + setting) and words from it, stretch the whole utterance by a random tempo factor
 (resampling, so tempo and pitch change together) and assemble them with ``demo_data.assemble``
 (random gaps, gains, noise). Word spans stay exact because each word is stretched on its own.
 
-    bank = WordBank.build(seed=0, per_voice=12, cache_dir=Path("/tmp/demo-bank"))
+    bank = WordBank.build(seed=0, per_voice=2, cache_dir=Path("/tmp/demo-bank"), random_voices=1024)
     utt = bank.utterance(np.random.default_rng(1))
 """
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +24,18 @@ from pathlib import Path
 import numpy as np
 import soxr
 
-from tools.demo_data import PITCH, SAMPLE_RATE, SPEED_WPM, Utterance, assemble, synthesize_word, voices
+from tools.demo_data import (
+    PITCH,
+    SAMPLE_RATE,
+    SPEED_WPM,
+    TRAIN_ACCENTS,
+    Utterance,
+    assemble,
+    synthesize_word,
+    voices,
+)
 from tools.demo_vocab import DEMO_WORDS
+from tools.demo_voices import RANDOM_PREFIX, install_variants, random_variant
 
 MAX_WORDS = 16  # longer than held-out (3..8): the fixed padding (see ``batch``) costs less per word
 EMPTY_P = 0.03  # utterances with no word at all (noise only; the target is EOS alone)
@@ -36,10 +49,12 @@ class Speaker:
     voice: str
     speed: int
     pitch: int
+    data_path: str = ""  # espeak-ng --path holding the voice's random variant; "" = system data
 
 
 def _synthesize_all(speaker: Speaker) -> list[np.ndarray]:
-    return [synthesize_word(w, speaker.voice, speaker.speed, speaker.pitch) for w in DEMO_WORDS]
+    s = speaker
+    return [synthesize_word(w, s.voice, s.speed, s.pitch, s.data_path) for w in DEMO_WORDS]
 
 
 class WordBank:
@@ -64,11 +79,40 @@ class WordBank:
                 out.append(Speaker(voice, speed, pitch))
         return out
 
+    @staticmethod
+    def random_speakers(seed: int, count: int, variants_dir: Path) -> list[Speaker]:
+        """``count`` speakers with random espeak-ng variants (``tools.demo_voices``), each on a
+        random training accent at one seeded (speed, pitch); the variants are installed in a
+        private espeak-ng data copy under ``variants_dir``."""
+        rng = np.random.default_rng([seed, 4])
+        names = [f"{RANDOM_PREFIX}{i:04d}" for i in range(count)]
+        paths = install_variants({n: random_variant(rng, n) for n in names}, variants_dir)
+        out = []
+        for name in names:
+            accent = TRAIN_ACCENTS[int(rng.integers(len(TRAIN_ACCENTS)))]
+            speed = int(rng.integers(SPEED_WPM[0], SPEED_WPM[1] + 1))
+            pitch = int(rng.integers(PITCH[0], PITCH[1] + 1))
+            out.append(Speaker(f"{accent}+{name}", speed, pitch, paths[name]))
+        return out
+
     @classmethod
-    def build(cls, seed: int, per_voice: int, cache_dir: Path | None = None, workers: int = 2) -> WordBank:
-        """Synthesize (or load from ``cache_dir``) the bank for ``seed`` and ``per_voice``."""
+    def build(
+        cls,
+        seed: int,
+        per_voice: int,
+        cache_dir: Path | None = None,
+        workers: int = 2,
+        random_voices: int = 0,
+    ) -> WordBank:
+        """Synthesize (or load from ``cache_dir``) the bank for ``seed``: every named training
+        voice at ``per_voice`` settings plus ``random_voices`` random-variant speakers."""
         speakers = cls.speakers_for(seed, per_voice)
-        key = hashlib.sha256(repr((speakers, DEMO_WORDS)).encode()).hexdigest()[:16]
+        if random_voices:
+            root = (cache_dir or Path(tempfile.gettempdir()) / "captionist-demo-bank") / "espeak"
+            speakers += cls.random_speakers(seed, random_voices, root)
+        # The key names each random variant's install directory (a hash of its variant files).
+        ident = [(s.voice, s.speed, s.pitch, Path(s.data_path).name) for s in speakers]
+        key = hashlib.sha256(repr((ident, DEMO_WORDS)).encode()).hexdigest()[:16]
         cache = cache_dir / f"bank-{key}.npz" if cache_dir else None
         if cache is not None and cache.exists():
             with np.load(cache) as z:

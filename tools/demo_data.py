@@ -168,8 +168,10 @@ def trim_silence(audio: np.ndarray, threshold_db: float = TRIM_DB) -> np.ndarray
 
 
 @functools.lru_cache(maxsize=4096)
-def _synthesize_cached(word: str, voice: str, speed: int, pitch: int) -> np.ndarray:
+def _synthesize_cached(word: str, voice: str, speed: int, pitch: int, data_path: str) -> np.ndarray:
     cmd = ["espeak-ng", "--stdout", "-v", voice, "-s", str(speed), "-p", str(pitch), word]
+    if data_path:
+        cmd.insert(1, f"--path={data_path}")
     try:
         wav = subprocess.run(cmd, check=True, capture_output=True).stdout
     except FileNotFoundError as e:
@@ -186,14 +188,16 @@ def _synthesize_cached(word: str, voice: str, speed: int, pitch: int) -> np.ndar
     return out
 
 
-def synthesize_word(word: str, voice: str, speed: int, pitch: int) -> np.ndarray:
+def synthesize_word(word: str, voice: str, speed: int, pitch: int, data_path: str = "") -> np.ndarray:
     """One demo word spoken by espeak-ng: float32 16 kHz, leading/trailing silence trimmed.
 
-    ``speed`` is words per minute (espeak-ng -s), ``pitch`` 0..99 (-p). Results are cached.
+    ``speed`` is words per minute (espeak-ng -s), ``pitch`` 0..99 (-p); ``data_path`` is an
+    ``espeak-ng --path`` (a data copy with random variants, ``tools.demo_voices``), "" for the
+    system's. Results are cached.
     """
     if word not in DEMO_WORDS:
         raise ValueError(f"{word!r} is not a demo word; expected one of: {' '.join(DEMO_WORDS)}")
-    return _synthesize_cached(word, voice, int(speed), int(pitch)).copy()
+    return _synthesize_cached(word, voice, int(speed), int(pitch), data_path).copy()
 
 
 def _split_rng(seed: int, split: Split) -> np.random.Generator:

@@ -21,8 +21,10 @@ alignment convention): one target per 80 ms slot, [STREAMING_PAD] while waiting,
 on the first slot at or after the word's end, shifted by the delay, EOS on the first right-pad
 slot. Each batch uses one delay (the model takes one ``num_delay_tokens`` per call), drawn from
 ``TRAIN_DELAYS`` after a short curriculum (``draw_delay``), so one model serves every delay the app
-offers. Utterances come from a ``WordBank`` of 364 training voices, 1 to 16 words each, one word
-count per batch (``WordBank.batch``); held-out voices and the held-out word sequences never appear.
+offers. Utterances come from a ``WordBank`` of 364 named training voices (7 accents x 52 variants,
+two speed/pitch settings each) and 1,024 speakers with random espeak-ng variants on the same
+accents (``tools/demo_voices.py``), 1 to 16 words each, one word count per batch
+(``WordBank.batch``); held-out voices and the held-out word sequences never appear.
 
 Two training-only losses (nothing of them is exported) make this fit in under an hour on two cores:
 ``AuxHead`` asks the projector's audio embeddings which word ends in (and which word is spoken
@@ -286,7 +288,7 @@ def export(model, work: Path, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=4200)
+    ap.add_argument("--steps", type=int, default=4800)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=150)
@@ -301,6 +303,8 @@ def main() -> None:
     ap.add_argument("--guide-heads", default="0", help="guided layer-1 heads, e.g. 0,2")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--per-voice", type=int, default=2, help="(speed, pitch) settings per training voice")
+    ap.add_argument("--random-voices", type=int, default=1024,
+                    help="extra speakers with random espeak-ng variants (tools/demo_voices.py)")  # fmt: skip
     ap.add_argument("--work", type=Path, default=Path("/tmp/captionist-demo-train"))
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--log-every", type=int, default=50)
@@ -310,7 +314,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     t0 = time.monotonic()
-    bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads)
+    bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads,
+                          random_voices=args.random_voices)  # fmt: skip
     print(f"word bank: {len(bank.speakers)} speakers in {time.monotonic() - t0:.0f} s", flush=True)
     if args.init_from is None:
         model = build_model(args.seed)
