@@ -148,7 +148,7 @@ def main() -> int:
                         help="GGUF model (default: the built-in demo model)")  # fmt: skip
     parser.add_argument("--speech", default=SPEECH, help="what espeak-ng says while the app listens")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="output folder")
-    parser.add_argument("--seconds", type=float, default=9.0, help="speech captioned before the shots")
+    parser.add_argument("--seconds", type=float, default=11.0, help="speech captioned before the shots")
     args = parser.parse_args()
     if not args.model.is_file():
         parser.error(f"model file not found: {args.model}")

@@ -2,7 +2,7 @@
 
 Dev-only: needs the `reference` extra (torch==2.13.0, transformers) and espeak-ng. Seeded (data,
 initialisation, delays). Run from the repository root; the shipped model is the first command
-(about 45 minutes on 2 cores)::
+(about 57 minutes on 2 cores)::
 
     python tools/train_demo_model.py
     python tools/train_demo_model.py --steps 200 --out /tmp/demo.gguf   # a quick smoke run
@@ -24,7 +24,9 @@ slot. Each batch uses one delay (the model takes one ``num_delay_tokens`` per ca
 offers. Utterances come from a ``WordBank`` of 364 named training voices (7 accents x 52 variants,
 two speed/pitch settings each) and 1,024 speakers with random espeak-ng variants on the same
 accents (``tools/demo_voices.py``), 1 to 16 words each, one word count per batch
-(``WordBank.batch``); held-out voices and the held-out word sequences never appear.
+(``WordBank.batch``); held-out voices and the held-out word sequences never appear. The exported
+weights are an exponential moving average (``--ema``) over the second half of training; the last
+weights go to ``<work>/last.gguf`` (measured: 4.1 % held-out WER at 480 ms against 4.5 %).
 
 Two training-only losses (nothing of them is exported) make this fit in under an hour on two cores:
 ``AuxHead`` asks the projector's audio embeddings which word ends in (and which word is spoken
@@ -301,6 +303,9 @@ def main() -> None:
     ap.add_argument("--ada-gain", type=float, default=1.0,
                     help="init gain of the delay conditioning (0: transformers' default)")  # fmt: skip
     ap.add_argument("--guide-heads", default="0", help="guided layer-1 heads, e.g. 0,2")
+    ap.add_argument("--ema", type=float, default=0.998,
+                    help="decay of the exported moving average of the weights (0: export the last weights)")
+    ap.add_argument("--ema-start", type=float, default=0.5, help="share of the steps before averaging starts")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--per-voice", type=int, default=2, help="(speed, pitch) settings per training voice")
     ap.add_argument("--random-voices", type=int, default=1024,
@@ -317,22 +322,31 @@ def main() -> None:
     bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads,
                           random_voices=args.random_voices)  # fmt: skip
     print(f"word bank: {len(bank.speakers)} speakers in {time.monotonic() - t0:.0f} s", flush=True)
+    batcher = Batcher()
+    bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
+    rng = np.random.default_rng([args.seed, 3])
     if args.init_from is None:
         model = build_model(args.seed)
         strengthen_delay_conditioning(model, args.ada_gain)
     else:
         model = load_model(args.init_from)
     model.train()
+    # The exported model: a moving average of the weights over the last few hundred steps (the
+    # batches are small, so the last weights carry the last batches' noise); made before the
+    # training-only hooks so that the copy has none.
+    ema = None
+    if args.ema > 0:
+        from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+        ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(args.ema))
+    ema_from = int(args.ema_start * args.steps)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params / 1e6:.2f} M parameters", flush=True)
-    batcher = Batcher()
-    bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
     held = [heldout_utterance(i) for i in range(24)]
     aux_head = AuxHead(model)
     guide = LookBackGuide(model, tuple(int(h) for h in args.guide_heads.split(",")))
     params = list(model.parameters()) + list(aux_head.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
-    rng = np.random.default_rng([args.seed, 3])
     log: list[dict] = []
     run_loss = run_word = run_aux = run_guide = 0.0
     for step in range(args.steps):
@@ -347,6 +361,8 @@ def main() -> None:
         (loss + args.aux_weight * aux_loss + args.guide_weight * guide_loss).backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
+        if ema is not None and step >= ema_from:
+            ema.update_parameters(model)
         run_loss += loss.item()
         run_aux += aux_loss.item()
         run_guide += guide_loss.item()
@@ -367,9 +383,17 @@ def main() -> None:
             model.eval()
             export(model, args.work / f"step{step + 1}", args.work / f"step{step + 1}.gguf")
             model.train()
+    final = model
+    if ema is not None:
+        final = ema.module
+        log[-1]["heldout_ema"] = evaluate(final, batcher, held, [3, 6, 12])
+        print(json.dumps({"heldout_ema": log[-1]["heldout_ema"]}), flush=True)
+        model.eval()
+        export(model, args.work / "last", args.work / "last.gguf")  # the last weights, to compare
     args.work.mkdir(parents=True, exist_ok=True)
     (args.work / "train_log.json").write_text(json.dumps(log, indent=1) + "\n")
-    export(model, args.work, args.out)
+    final.eval()
+    export(final, args.work, args.out)
     minutes = (time.monotonic() - t0) / 60
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB) in {minutes:.1f} min")
 
