@@ -5,11 +5,11 @@ formant frequencies, heights and widths, set the pitch range and add voicing, br
 roughness. The held-out voices differ from the training voices mostly in exactly these settings
 (``en+f5`` is a training accent with an unseen variant), so training on a few dozen fixed
 variants teaches the model those voices and little about voices in between. ``random_variant``
-draws a fresh variant file from ranges that span the named ones (formants 85-130 % as one vocal
-tract scale with per-formant jitter, pitch 60-230 Hz, voicing, breath, echo, flutter, roughness,
-consonant strength); ``install_variants`` writes such files into private espeak-ng data
-directories (links to the system's data plus the variants), used with ``espeak-ng --path`` (the
-system's data is never touched)::
+draws a fresh variant file from ranges that span the named ones (formants scaled 86-128 % as one
+vocal tract, each then +/- 6 %; a pitch range starting at 60-175 Hz and 20-80 Hz wide; voicing,
+breath, echo, flutter, roughness, consonant strength); ``install_variants`` writes such files
+into private espeak-ng data directories (links to the system's data plus the variants), used with
+``espeak-ng --path`` (the system's data is never touched)::
 
     rng = np.random.default_rng(0)
     paths = install_variants({"cx0000": random_variant(rng, "cx0000")}, Path("/tmp/espeak-variants"))
@@ -82,7 +82,6 @@ def install_variants(variants: dict[str, str], root: Path) -> dict[str, str]:
         if not re.fullmatch(rf"{RANDOM_PREFIX}\w+", name):
             raise ValueError(f"random variant names must match {RANDOM_PREFIX}<word>; got {name!r}")
     names = sorted(variants)
-    system = system_data_dir() if names else None
     out: dict[str, str] = {}
     for first in range(0, len(names), VARIANTS_PER_DIR):
         chunk = {n: variants[n] for n in names[first : first + VARIANTS_PER_DIR]}
@@ -94,8 +93,7 @@ def install_variants(variants: dict[str, str], root: Path) -> dict[str, str]:
                 shutil.rmtree(home)
             data = home / "espeak-ng-data"
             (data / "voices" / "!v").mkdir(parents=True)
-            assert system is not None
-            for entry in system.iterdir():
+            for entry in system_data_dir().iterdir():
                 if entry.name != "voices":
                     (data / entry.name).symlink_to(entry)
             for name, text in chunk.items():

@@ -38,7 +38,7 @@ SINK = "captionist_e2e"
 SPEECH = "hello world start captions one two three stop"
 # The demo model learnt words spoken one at a time with pauses, so espeak-ng leaves 200 ms between them.
 ESPEAK = "-v en-us -g 20"
-# Its word error rate on unseen voices is about 8 % (README), so one of the eight words may come out wrong
+# Its word error rate on unseen voices is about 4 % (README), so one of the eight words may come out wrong
 # (it tends to hear this voice's first "hello" as "oh"); a random-weight model gets none in order.
 MAY_MISS = 1
 EXPECTED_WORDS = ("hello", "world", "start", "captions", "one", "two", "three", "stop")

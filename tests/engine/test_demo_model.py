@@ -2,7 +2,7 @@
 
 The clips (tests/data/demo, written by tools/make_demo_clips.py) are spoken by espeak-ng voices
 that training never used, with word sequences training never spoke; ``clips.json`` holds what was
-spoken and when. The model must write nearly all of those words (its held-out WER is about 8 %),
+spoken and when. The model must write nearly all of those words (its held-out WER is about 4 %),
 streaming in any chunking must give what offline gives, and a shorter delay must bring each word
 out earlier.
 """
@@ -58,7 +58,7 @@ def test_demo_model_is_the_real_architecture(demo: engine.Model) -> None:
 
 @pytest.mark.parametrize("delay_ms", DELAYS_MS)
 def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int) -> None:
-    # The model's held-out WER is about 8 % (README, 240 utterances); these 8 clips (40 words) must
+    # The model's held-out WER is about 4 % (README, 240 utterances); these 8 clips (40 words) must
     # stay within 15 % and at least half must come out exactly. A random-weight model of this shape
     # scores ~100 %.
     errors = words = exact = 0

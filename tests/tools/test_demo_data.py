@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.tools.espeak_marker import needs_espeak
 from tools.demo_data import (
     HELDOUT_VOICES,
     IGNORE_INDEX,
@@ -21,7 +22,6 @@ from tools.demo_data import (
     TRIM_FRAME,
     Utterance,
     WordSpan,
-    espeak_available,
     make_utterance,
     pad_audio,
     stream_targets,
@@ -43,9 +43,6 @@ from tools.demo_vocab import (
     write_tekken,
 )
 
-needs_espeak = pytest.mark.skipif(
-    not espeak_available(), reason="espeak-ng is not installed (apt-get install espeak-ng): no synthesis"
-)
 DELAYS = (1, 6, 12)
 
 

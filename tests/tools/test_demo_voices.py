@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.tools.espeak_marker import needs_espeak
 from tools.demo_bank import WordBank
-from tools.demo_data import HELDOUT_VOICES, TRAIN_ACCENTS, espeak_available, synthesize_word
+from tools.demo_data import HELDOUT_VOICES, TRAIN_ACCENTS, synthesize_word
 from tools.demo_voices import (
     N_FORMANTS,
     RANDOM_PREFIX,
@@ -19,10 +20,6 @@ from tools.demo_voices import (
     install_variants,
     random_variant,
     system_data_dir,
-)
-
-needs_espeak = pytest.mark.skipif(
-    not espeak_available(), reason="espeak-ng is not installed (apt-get install espeak-ng): no synthesis"
 )
 
 
