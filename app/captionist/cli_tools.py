@@ -20,10 +20,14 @@ QUANT_TYPES = ("Q8_0", "Q5_K", "Q4_K", "Q4_K_M", "Q5_K_M", "Q6_K", "F16")
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "convert",
-        help="convert a Voxtral Realtime checkpoint to GGUF",
-        description="Convert a Hugging Face or Mistral Voxtral Realtime checkpoint folder to a GGUF model.",
+        help="convert a Voxtral Realtime or FastConformer RNN-T checkpoint to GGUF",
+        description=(
+            "Convert a checkpoint to a GGUF model: a Hugging Face or Mistral Voxtral Realtime folder, "
+            "a Hugging Face Nemotron ASR Streaming / Nemotron 3.5 ASR folder, "
+            "or a NeMo Parakeet Realtime EOU .nemo file."
+        ),
     )
-    p.add_argument("src", type=Path, metavar="SRC", help="checkpoint folder")
+    p.add_argument("src", type=Path, metavar="SRC", help="checkpoint folder or .nemo file")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.gguf", help="GGUF file to write")
     p.add_argument("--outtype", choices=OUTTYPES, default="f16", help="weight type (default: f16)")
     p.set_defaults(func=cmd_convert)

@@ -42,7 +42,7 @@ def open_checkpoint(src: Path) -> Checkpoint:
     if (src / "config.json").is_file() and (has_hf_weights or not (src / "params.json").is_file()):
         layout: Layout = "hf"
         config = read_json(src / "config.json")
-        shard_paths = _hf_shards(src)
+        shard_paths = hf_shard_paths(src)
         extra = (
             read_json(src / "preprocessor_config.json")
             if (src / "preprocessor_config.json").is_file()
@@ -62,8 +62,13 @@ def open_checkpoint(src: Path) -> Checkpoint:
     if not tekken_path.is_file():
         raise ConversionError(f"{src} has no tekken.json (the tokenizer is needed in the model file)")
 
+    return Checkpoint(src, layout, config, tekken_path, open_safetensors(shard_paths), extra)
+
+
+def open_safetensors(paths: list[Path]) -> dict[str, SafetensorsFile]:
+    """Tensor name -> the file holding it, over all `paths` (headers only); duplicates are errors."""
     files: dict[str, SafetensorsFile] = {}
-    for path in shard_paths:
+    for path in paths:
         st = SafetensorsFile(path)
         for name in st.names():
             if name in files:
@@ -71,7 +76,7 @@ def open_checkpoint(src: Path) -> Checkpoint:
                     f"tensor {name!r} occurs in both {files[name].path.name} and {path.name}"
                 )
             files[name] = st
-    return Checkpoint(src, layout, config, tekken_path, files, extra)
+    return files
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -87,7 +92,8 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _hf_shards(src: Path) -> list[Path]:
+def hf_shard_paths(src: Path) -> list[Path]:
+    """The safetensors files of a save_pretrained folder: the index's shards, model.safetensors or model-*."""
     index_path = src / "model.safetensors.index.json"
     if index_path.is_file():
         weight_map = read_json(index_path).get("weight_map")
