@@ -344,3 +344,29 @@ def test_nemo_variants_compressed_extracted_and_without_joint_dropout(tmp_path: 
     write_nemo(tmp_path / "nodrop.nemo", nemo_members(config, sd))
     g = _convert(tmp_path / "nodrop.nemo", tmp_path / "nodrop.gguf")
     assert np.array_equal(g.tensors["joint.out.weight"], sd["joint.joint_net.1.weight"])
+
+
+def test_nemo_without_frontend_buffers_gets_the_computed_tables(tmp_path: Path) -> None:
+    sd = nemo_state_dict(D)
+    del sd["preprocessor.featurizer.fb"], sd["preprocessor.featurizer.window"]
+    write_nemo(tmp_path / "m.nemo", nemo_members(nemo_config(D), sd))
+    g = _convert(tmp_path / "m.nemo", tmp_path / "m.gguf")
+    write_hf(tmp_path / "hf", D)  # same sample rate, n_fft, n_mel and window: the same computed tables
+    hf = _convert(tmp_path / "hf", tmp_path / "hf.gguf")
+    for name in ("audio.mel_filters", "audio.window"):
+        assert np.array_equal(g.tensors[name], hf.tensors[name]), name
+    window = g.tensors["audio.window"]
+    # symmetric Hann (periodic=False), up to float32 rounding of the angle as torch computes it
+    np.testing.assert_allclose(window, window[::-1], rtol=0, atol=1e-6)
+    assert window[0] == 0 and abs(window.max() - 1.0) < 1e-6
+
+
+def test_cli_converts_a_nemo_archive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from captionist.__main__ import main
+
+    write_nemo(tmp_path / "m.nemo", nemo_members(nemo_config(D), nemo_state_dict(D)))
+    assert (
+        main(["convert", str(tmp_path / "m.nemo"), "-o", str(tmp_path / "m.gguf"), "--outtype", "bf16"]) == 0
+    )
+    assert "wrote" in capsys.readouterr().out
+    assert read_gguf(tmp_path / "m.gguf").types["enc.blk.0.attn_q.weight"] == GGMLQuantizationType.BF16
