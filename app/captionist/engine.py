@@ -1,22 +1,25 @@
-"""Pythonic API over the C++ engine (``captionist._engine``).
+"""Pythonic API over the C++ engine (``captionist._engine``), the same for every model family.
 
 Usage::
 
     from captionist.engine import Model, EngineError
     m = Model("model.gguf", backend="auto", n_threads=None)
-    t = m.transcribe(pcm)                 # pcm: 1-D float32, 16 kHz mono
+    m.latencies_ms, m.languages, m.punctuation     # what this model supports (from m.info)
+    t = m.transcribe(pcm)                          # pcm: 1-D float32, 16 kHz mono
     print(t.text, t.token_ids)
 
-    s = m.stream(delay_ms=480)            # per-stream state; the Model stays shared and read-only
-    u = s.feed(chunk)                     # any length; returns a StreamUpdate
-    u = s.finish()                        # end of input: decode to the end (== offline result)
+    s = m.stream(latency_ms=560, language=None)    # per-stream state; the Model stays shared and read-only
+    u = s.feed(chunk)                              # any length; returns a StreamUpdate
+    u = s.finish()                                 # end of input: decode to the end (== offline result)
 
 Thread safety: a ``Model`` is immutable after load and may be shared by any number of threads.
-A ``Stream`` is owned by one thread at a time. The engine releases the GIL while it computes.
+A ``Stream`` is owned by one thread at a time (concurrent use raises ``EngineError``). The engine
+releases the GIL while it computes.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,8 @@ from typing import Any
 import numpy as np
 
 SAMPLE_RATE = 16000
+# Voxtral Realtime's token slot and delay choices. Code that handles any model reads
+# Model.token_ms / Model.latencies_ms instead; these stay for Voxtral-specific tools and tests.
 TOKEN_MS = 80
 DELAY_CHOICES_MS: tuple[int, ...] = tuple(range(80, 1201, 80)) + (2400,)
 
@@ -32,9 +37,19 @@ class EngineError(RuntimeError):
     """A model file, backend or input the engine cannot use; the message says which and why."""
 
 
+class StreamEvent(str, enum.Enum):
+    """What a stream reports besides tokens. A ``str`` enum: ``"end_of_utterance" in events`` works."""
+
+    END_OF_UTTERANCE = "end_of_utterance"  # the model marked the end of an utterance; the stream goes on
+    REANCHOR = "reanchor"  # Voxtral restarted its decoder from a fresh prompt (no text lost)
+    SEGMENT_END = "segment_end"  # set_latency()/set_language() closed the current segment
+    FINISHED = "finished"  # finish(): everything fed has been decoded
+
+
 @dataclass(frozen=True)
 class Token:
-    """One generated token: its id, its text piece ('' for control tokens) and its audio time."""
+    """One emitted token: the model's vocabulary id, its text piece ('' for control tokens) and its
+    audio time."""
 
     id: int
     piece: str
@@ -47,6 +62,7 @@ class Transcript:
     text: str
     token_ids: list[int]
     tokens: list[Token]
+    events: list[tuple[int, StreamEvent]] = field(default_factory=list)  # (tokens before it, event)
 
 
 @dataclass(frozen=True)
@@ -54,9 +70,8 @@ class StreamUpdate:
     """What one ``feed``/``finish`` call changed.
 
     ``revision`` increments whenever committed text grows; ``text`` is all committed text so far;
-    ``new_tokens`` are the tokens committed by this call; ``events`` holds strings such as
-    ``"end_of_utterance"`` (the model emitted EOS after a pause; the stream keeps going) and
-    ``"finished"``.
+    ``new_tokens`` are the tokens committed by this call; ``events`` holds ``StreamEvent`` values
+    in the order they happened.
     """
 
     revision: int
@@ -65,7 +80,7 @@ class StreamUpdate:
     token_ids: list[int]
     audio_ms_received: int
     audio_ms_decoded: int
-    events: list[str] = field(default_factory=list)
+    events: list[StreamEvent] = field(default_factory=list)
 
     @property
     def lag_ms(self) -> int:
@@ -73,7 +88,7 @@ class StreamUpdate:
 
 
 def delay_ms_to_tokens(delay_ms: int) -> int:
-    """Map a delay in ms (80..1200 in steps of 80, or 2400) to ``num_delay_tokens``."""
+    """Voxtral: map a delay in ms (80..1200 in steps of 80, or 2400) to ``num_delay_tokens``."""
     if delay_ms not in DELAY_CHOICES_MS:
         raise ValueError(f"delay_ms must be 80..1200 in steps of 80, or 2400; got {delay_ms}")
     return delay_ms // TOKEN_MS
@@ -103,12 +118,18 @@ def _check_pcm(pcm: Any, *, allow_empty: bool) -> np.ndarray:
     return np.ascontiguousarray(pcm)
 
 
-def _delay_tokens(delay_ms: int | None, default_tokens: int) -> int:
-    return default_tokens if delay_ms is None else delay_ms_to_tokens(delay_ms)
+def _events(result: dict[str, Any]) -> list[tuple[int, StreamEvent]]:
+    return [(int(at), StreamEvent(name)) for name, at in result["events"]]
 
 
 class Model:
-    """A loaded model file. Immutable and shareable across threads."""
+    """A loaded model file of any supported family. Immutable and shareable across threads.
+
+    ``info`` says what the file is: ``architecture``, ``variant``, ``latencies_ms`` (ascending),
+    ``default_latency_ms``, ``languages`` (empty when the model picks the language itself),
+    ``default_language``, ``punctuation``, ``end_of_utterance``, ``sample_rate``, ``backend`` and
+    the architecture's sizes.
+    """
 
     def __init__(self, path: str | Path, backend: str = "auto", n_threads: int | None = None) -> None:
         if backend not in ("auto", "cpu", "metal", "cuda"):
@@ -118,61 +139,131 @@ class Model:
         self.path = Path(path)
         self._m = _engine_module().Model(str(path), backend, n_threads or 0)
         self.info: dict[str, Any] = self._m.info()
-        self._n_special: int = self.info["n_special"]
+
+    @property
+    def architecture(self) -> str:
+        return str(self.info["architecture"])
+
+    @property
+    def latencies_ms(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in self.info["latencies_ms"])
+
+    @property
+    def default_latency_ms(self) -> int:
+        return int(self.info["default_latency_ms"])
 
     @property
     def default_delay_ms(self) -> int:
-        return int(self.info["default_delay_ms"])
+        """Voxtral's name for ``default_latency_ms``."""
+        return self.default_latency_ms
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(self.info["languages"])
+
+    @property
+    def default_language(self) -> str | None:
+        return self.info["default_language"] or None
+
+    @property
+    def punctuation(self) -> bool:
+        return bool(self.info["punctuation"])
+
+    @property
+    def token_ms(self) -> int:
+        return int(self.info["token_ms"])
 
     def token_bytes(self, token_id: int) -> bytes:
         return bytes(self._m.token_bytes(token_id))
 
     def is_control(self, token_id: int) -> bool:
-        return token_id < self._n_special
+        return bool(self._m.is_control(token_id))
 
-    def stream(self, delay_ms: int | None = None) -> Stream:
-        """A new live stream (its own caches); ``delay_ms`` None = the model's default."""
-        return Stream(self, delay_ms)
+    def resolve_latency(self, latency_ms: int | None = None, delay_ms: int | None = None) -> int:
+        """The latency to use: ``latency_ms`` (or Voxtral's ``delay_ms``), else the default; a
+        ValueError names the supported choices."""
+        if latency_ms is not None and delay_ms is not None and latency_ms != delay_ms:
+            raise ValueError("give latency_ms or delay_ms, not both")
+        chosen = latency_ms if latency_ms is not None else delay_ms
+        if chosen is None:
+            return self.default_latency_ms
+        if chosen not in self.latencies_ms:
+            allowed = ", ".join(str(x) for x in self.latencies_ms)
+            raise ValueError(f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms")
+        return int(chosen)
 
-    def transcribe(self, pcm: np.ndarray, delay_ms: int | None = None) -> Transcript:
-        """Offline transcription exactly as the reference does it (EOS ends decoding)."""
+    def resolve_language(self, language: str | None) -> str:
+        """'' for the model's default; a ValueError for a language the model does not offer."""
+        if language is None:
+            return ""
+        if not self.languages:
+            raise ValueError("this model recognises the language itself; it takes no language choice")
+        if language not in self.languages:
+            raise ValueError(f"unknown language {language!r}; choose one of {', '.join(self.languages)}")
+        return language
+
+    def stream(
+        self, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None
+    ) -> Stream:
+        """A new live stream (its own caches); None = the model's defaults."""
+        return Stream(self, latency_ms, language, delay_ms=delay_ms)
+
+    def transcribe(
+        self,
+        pcm: np.ndarray,
+        latency_ms: int | None = None,
+        language: str | None = None,
+        *,
+        delay_ms: int | None = None,
+        stop_at_end_of_utterance: bool = False,
+    ) -> Transcript:
+        """All of ``pcm`` transcribed. An end of utterance is an event and decoding goes on to the
+        end of the audio, as in a live stream; ``stop_at_end_of_utterance=True`` is Voxtral's
+        reference offline rule (decoding ends at the first EOS), kept for golden tests."""
         pcm = _check_pcm(pcm, allow_empty=False)
         s = _engine_module().Stream(
-            self._m, _delay_tokens(delay_ms, self.info["default_delay_tokens"]), True, False
+            self._m,
+            self.resolve_latency(latency_ms, delay_ms),
+            self.resolve_language(language),
+            stop_at_end_of_utterance,
+            False,
         )
         tokens: list[Token] = []
+        events: list[tuple[int, StreamEvent]] = []
         text = ""
         for r in (s.feed(pcm), s.finish()):
             new = self._tokens(r)
+            events += [(len(tokens) + at, e) for at, e in _events(r)]
             tokens += new
             text += "".join(t.piece for t in new) + r["text_tail"]
-        return Transcript(text=text, token_ids=[t.id for t in tokens], tokens=tokens)
+        return Transcript(text=text, token_ids=[t.id for t in tokens], tokens=tokens, events=events)
 
     def _tokens(self, result: dict[str, Any]) -> list[Token]:
-        return [Token(i, piece, t, i < self._n_special) for i, piece, t in result["new_tokens"]]
+        return [Token(i, piece, t, control) for i, piece, t, control in result["new_tokens"]]
 
 
 class Stream:
     """Incremental transcription of one audio stream. Owned by one thread at a time.
 
-    ``feed`` accepts any number of samples (1 sample or a minute); ``finish`` pads the end and
-    decodes to the end, after which the result equals ``Model.transcribe`` of the same audio.
-    Live rules beyond the reference:
+    ``feed`` accepts any number of samples (1 sample or a minute); ``finish`` decodes to the end,
+    after which the result equals ``Model.transcribe`` of the same audio. Live rules:
 
-    - An EOS before ``finish`` never ends the stream: it is reported as an ``"end_of_utterance"``
-      event and decoding continues ([STREAMING_PAD] is fed in place of the EOS).
-    - Unbounded length: before the decoder reaches its position limit (131072 positions, about
-      2.9 h at real dims), preferably at a pause, it starts over with a fresh prompt built from
-      silence and the last audio it has seen (``"reanchor"`` event); no text is lost or repeated.
-    - ``set_delay`` changes the delay mid-session: the current segment is finished (all audio fed
-      so far is transcribed), and decoding continues in a new segment at the new delay. Text and
-      token times continue across segments.
+    - An end of utterance never ends the stream: it is an ``END_OF_UTTERANCE`` event and decoding
+      continues.
+    - Voxtral, unbounded length: before the decoder reaches its position limit, preferably at a
+      pause, it starts over from a fresh prompt (``REANCHOR``); no text is lost or repeated.
+    - ``set_latency`` / ``set_language`` change the setting mid-session: the current segment is
+      finished (all audio fed so far is transcribed), and decoding continues in a new segment.
+      Text and token times continue across segments.
     """
 
-    def __init__(self, model: Model, delay_ms: int | None = None) -> None:
+    def __init__(
+        self, model: Model, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None
+    ) -> None:
         self.model = model
-        self._delay_tokens = _delay_tokens(delay_ms, model.info["default_delay_tokens"])
-        self._s = _engine_module().Stream(model._m, self._delay_tokens, False, False)
+        self._latency = model.resolve_latency(latency_ms, delay_ms)
+        self._language = model.resolve_language(language)
+        self._s = _engine_module().Stream(model._m, self._latency, self._language, False, False)
         self._clear()
 
     def _clear(self) -> None:
@@ -183,8 +274,17 @@ class Stream:
         self._samples = 0  # samples fed in this segment
 
     @property
+    def latency_ms(self) -> int:
+        return self._latency
+
+    @property
     def delay_ms(self) -> int:
-        return self._delay_tokens * TOKEN_MS
+        """Voxtral's name for ``latency_ms``."""
+        return self._latency
+
+    @property
+    def language(self) -> str | None:
+        return self._s.language or None
 
     def feed(self, pcm: np.ndarray) -> StreamUpdate:
         pcm = _check_pcm(pcm, allow_empty=True)
@@ -192,14 +292,24 @@ class Stream:
         self._samples += pcm.size
         return update
 
+    def set_latency(self, latency_ms: int) -> StreamUpdate:
+        """Finish the current segment and continue at ``latency_ms``; committed text is kept."""
+        return self._new_segment(self.model.resolve_latency(latency_ms), self._language)
+
     def set_delay(self, delay_ms: int) -> StreamUpdate:
-        """Finish the current segment and continue at ``delay_ms``; committed text is kept."""
-        tokens = delay_ms_to_tokens(delay_ms)
+        """Voxtral's name for ``set_latency``."""
+        return self.set_latency(delay_ms)
+
+    def set_language(self, language: str | None) -> StreamUpdate:
+        """Finish the current segment and continue in ``language``; committed text is kept."""
+        return self._new_segment(self._latency, self.model.resolve_language(language))
+
+    def _new_segment(self, latency_ms: int, language: str) -> StreamUpdate:
         result = self._s.finish()
-        result["events"] = ["segment_end" if e == "finished" else e for e in result["events"]]
+        result["events"] = [("segment_end" if e == "finished" else e, at) for e, at in result["events"]]
         update = self._update(result)
-        self._s.reset(tokens)
-        self._delay_tokens = tokens
+        self._s.reset(latency_ms, language)
+        self._latency, self._language = latency_ms, language
         self._samples_before += self._samples
         self._samples = 0
         return update
@@ -208,16 +318,16 @@ class Stream:
         return self._update(self._s.finish())
 
     def timings(self) -> dict[str, float]:
-        """Cumulative engine time of this stream: mel_ms, audio_ms (conv + encoder + projector),
-        decoder_ms, and the counts n_mel_frames, n_audio_batches, n_audio_tokens, n_decoder_calls,
-        n_decoder_positions."""
+        """Cumulative engine time of this stream (ms) and counts, by stage; the keys depend on the
+        architecture (Voxtral: mel_ms, conv_ms, audio_ms, decoder_ms, ...; FastConformer: mel_ms,
+        encoder_ms, decoder_ms, ...)."""
         return dict(self._s.timings())
 
-    def reset(self, delay_ms: int | None = None) -> None:
-        """Start over (optionally with another delay); allocations are kept."""
-        tokens = self._delay_tokens if delay_ms is None else delay_ms_to_tokens(delay_ms)
-        self._s.reset(tokens)
-        self._delay_tokens = tokens
+    def reset(self, latency_ms: int | None = None, *, delay_ms: int | None = None) -> None:
+        """Start over (optionally with another latency); allocations are kept."""
+        if latency_ms is not None or delay_ms is not None:
+            self._latency = self.model.resolve_latency(latency_ms, delay_ms)
+        self._s.reset(self._latency, self._language)
         self._clear()
 
     def _update(self, result: dict[str, Any]) -> StreamUpdate:
@@ -237,7 +347,7 @@ class Stream:
             token_ids=list(self.token_ids),
             audio_ms_received=offset + int(result["audio_ms_received"]),
             audio_ms_decoded=offset + int(result["audio_ms_decoded"]),
-            events=list(result["events"]),
+            events=[StreamEvent(name) for name, _ in result["events"]],
         )
 
 
@@ -246,6 +356,7 @@ def quantize(
 ) -> None:
     """Write ``dst``: ``src`` with its matrices quantized (Q8_0, Q5_K, Q4_K, Q6_K, F16, Q4_K_M, Q5_K_M).
 
+    Which tensors keep their type is the architecture's rule (engine/GGUF.md).
     ``progress(done_bytes, total_bytes)`` is called as tensors are written. Nothing is left at
     ``dst`` on failure.
     """

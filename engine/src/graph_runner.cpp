@@ -1,6 +1,6 @@
 #include "graph_runner.h"
 
-#include "model.h"
+#include "model_base.h"
 
 #include <ggml-cpu.h>
 
@@ -10,7 +10,7 @@
 
 namespace captionist {
 
-graph_runner::graph_runner(const model & m) : m_(m) {
+graph_runner::graph_runner(const model_base & m) : m_(m) {
     ggml_backend_t main = ggml_backend_dev_init(m.device, nullptr);
     if (!main) throw std::runtime_error("cannot start the " + m.backend_name + " backend");
     backends_.push_back(main);

@@ -13,11 +13,11 @@
 
 namespace captionist {
 
-struct model;
+struct model_base;
 
 class graph_runner {
 public:
-    explicit graph_runner(const model & m);
+    explicit graph_runner(const model_base & m);
     graph_runner(const graph_runner &) = delete;
     graph_runner & operator=(const graph_runner &) = delete;
     ~graph_runner();
@@ -33,7 +33,7 @@ public:
     ggml_backend_buffer_type_t weights_buft() const;
 
 private:
-    const model & m_;
+    const model_base & m_;
     std::vector<ggml_backend_t> backends_;
     ggml_backend_sched_t sched_ = nullptr;
     std::vector<uint8_t> meta_;

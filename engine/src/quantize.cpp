@@ -1,6 +1,6 @@
 #include "quantize.h"
 
-#include "model.h"
+#include <captionist/engine.h>
 
 #include <ggml-cpu.h>
 #include <ggml.h>
@@ -46,12 +46,33 @@ int layer_of(const std::string & name) {
     return p == std::string::npos ? -1 : std::atoi(name.c_str() + p + 5);
 }
 
-bool is_matrix_to_quantize(const std::string & name, const ggml_tensor * t) {
-    if (ggml_n_dims(t) < 2) return false;
+bool ends_with(const std::string & s, const std::string & tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Voxtral: the linear layers and the token embedding. The conv stem and the ada-norm stay as they
+// are (small, and the conv kernels feed im2col in F32).
+bool voxtral_is_matrix_to_quantize(const std::string & name) {
     if (name.rfind("audio.", 0) == 0) return false;
     if (name.find("conv") != std::string::npos) return false;
     if (name.find("ada_") != std::string::npos) return false;
-    return name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+    return ends_with(name, ".weight");
+}
+
+// FastConformer: every linear layer (feed-forward, attention, pointwise convs, projections, joint,
+// embedding). The subsampling convolutions, the depthwise kernels, the language table and the
+// frontend stay F32 (engine/GGUF.md): they are small and the engine reads them as F32.
+bool fastconformer_is_matrix_to_quantize(const std::string & name) {
+    if (name.rfind("audio.", 0) == 0) return false;
+    if (name.rfind("enc.sub.", 0) == 0) return name == "enc.sub.out.weight";
+    if (ends_with(name, ".conv_dw.weight") || name == "prompt.fc1_lang.weight") return false;
+    return ends_with(name, ".weight");
+}
+
+bool is_matrix_to_quantize(model_architecture arch, const std::string & name, const ggml_tensor * t) {
+    if (ggml_n_dims(t) < 2) return false;
+    return arch == model_architecture::MODEL_ARCHITECTURE_VOXTRAL_REALTIME ? voxtral_is_matrix_to_quantize(name)
+                                                                          : fastconformer_is_matrix_to_quantize(name);
 }
 
 ggml_type fit_type(ggml_type want, int64_t row) {
@@ -61,16 +82,19 @@ ggml_type fit_type(ggml_type want, int64_t row) {
     return GGML_TYPE_F32;
 }
 
-ggml_type choose_type(const std::string & name, const ggml_tensor * t, const quant_plan & plan, uint32_t enc_layers,
-                      uint32_t dec_layers) {
-    if (!is_matrix_to_quantize(name, t)) return t->type;
+ggml_type choose_type(model_architecture arch, const std::string & name, const ggml_tensor * t, const quant_plan & plan,
+                      int64_t enc_layers, int64_t dec_layers) {
+    if (!is_matrix_to_quantize(arch, name, t)) return t->type;
     ggml_type want = plan.base;
     if (plan.mixed) {
         const int il = layer_of(name);
-        const int n = name.rfind("enc.", 0) == 0 ? (int) enc_layers : (int) dec_layers;
+        const int n = (int) (name.rfind("enc.", 0) == 0 ? enc_layers : dec_layers);
+        const bool down = name.find("ffn_down.weight") != std::string::npos ||
+                          name.find("ffn1_down.weight") != std::string::npos ||
+                          name.find("ffn2_down.weight") != std::string::npos;
         if (name == "dec.token_embd.weight" || name.find("attn_v.weight") != std::string::npos) {
             want = GGML_TYPE_Q6_K;
-        } else if (name.find("ffn_down.weight") != std::string::npos && il >= 0 && use_more_bits(il, n)) {
+        } else if (down && il >= 0 && use_more_bits(il, n)) {
             want = GGML_TYPE_Q6_K;
         }
     }
@@ -116,14 +140,22 @@ void quantize_model(const std::string & src, const std::string & dst, const std:
     gguf_context * out = gguf_init_empty();
     std::unique_ptr<gguf_context, void (*)(gguf_context *)> out_guard(out, gguf_free);
     gguf_set_kv(out, in);
-    gguf_set_val_str(out, "voxtral.quantization", type_name.c_str());
+    const model_architecture arch = m->info().architecture;
+    const std::string prefix =
+        arch == model_architecture::MODEL_ARCHITECTURE_VOXTRAL_REALTIME ? "voxtral" : "fastconformer";
+    gguf_set_val_str(out, (prefix + ".quantization").c_str(), type_name.c_str());
+    const auto dim = [&m](const char * key) {
+        const auto it = m->info().dims.find(key);
+        return it == m->info().dims.end() ? (int64_t) 0 : it->second;
+    };
+    const int64_t enc_layers = dim("encoder.n_layer"), dec_layers = dim("decoder.n_layer");
 
     const int64_t n_tensors = gguf_get_n_tensors(in);
     std::vector<ggml_type> types(n_tensors);
     size_t total_bytes = 0;
     for (int64_t i = 0; i < n_tensors; ++i) {
         ggml_tensor * t = ggml_get_tensor(meta, gguf_get_tensor_name(in, i));
-        types[i] = choose_type(ggml_get_name(t), t, plan, m->hp.enc_n_layer, m->hp.dec_n_layer);
+        types[i] = choose_type(arch, ggml_get_name(t), t, plan, enc_layers, dec_layers);
         gguf_add_tensor(out, t);
         gguf_set_tensor_type(out, ggml_get_name(t), types[i]);
         total_bytes += ggml_nbytes(t);

@@ -100,20 +100,22 @@ def test_bad_audio(model: engine.Model, pcm: object, message: str) -> None:
 
 @pytest.mark.parametrize("delay_ms", [0, 40, 100, 1280, 2320, 4800, -80])
 def test_bad_delay(model: engine.Model, delay_ms: int) -> None:
-    with pytest.raises(ValueError, match="delay_ms must be"):
+    with pytest.raises(ValueError, match="is not supported by this model"):
         model.transcribe(np.zeros(1600, np.float32), delay_ms=delay_ms)
 
 
 def test_raw_engine_rejects_nan_without_changing_the_stream(model: engine.Model) -> None:
     import captionist._engine as raw
 
-    s = raw.Stream(model._m, 6, False, False)
+    s = raw.Stream(model._m, latency_ms=480)
     with pytest.raises(ValueError, match="not a finite"):
         s.feed(np.array([0.0, np.nan], np.float32))
     with pytest.raises(ValueError, match="float32"):
         s.feed(np.zeros(10, np.int16))
-    with pytest.raises(ValueError, match="num_delay_tokens"):
-        s.reset(31)
+    with pytest.raises(ValueError, match="not supported by this model"):
+        s.reset(31 * 80)
+    with pytest.raises(ValueError, match="takes no language"):
+        s.reset(480, "de")
 
 
 def test_feed_after_finish(model: engine.Model) -> None:

@@ -13,7 +13,7 @@ from .conftest import MODELS, REFERENCE, load_clip
 
 
 def captured(m: engine.Model, pcm: np.ndarray, delay_tokens: int) -> dict:
-    s = _engine.Stream(m._m, delay_tokens, True, True)
+    s = _engine.Stream(m._m, latency_ms=delay_tokens * 80, stop_at_end_of_utterance=True, capture=True)
     s.feed(pcm)
     s.finish()
     return s.captured()
@@ -36,7 +36,7 @@ def test_streamed_embeddings_equal_offline_reference(loaded: Callable[..., engin
     """Fed in odd-sized pieces, the encoder (KV ring, conv caches, streaming mel) gives the same."""
     ref = np.load(REFERENCE / model / "intermediates_speech_short_d6.npz")
     pcm = load_clip("speech_short.wav")
-    s = _engine.Stream(loaded(model)._m, 6, True, True)
+    s = _engine.Stream(loaded(model)._m, latency_ms=480, stop_at_end_of_utterance=True, capture=True)
     for start in range(0, len(pcm), 999):
         s.feed(pcm[start : start + 999])
     s.finish()

@@ -43,7 +43,9 @@ def test_teacher_forced_agreement(loaded: Callable[..., engine.Model], model: st
     for case in load_expected(model)["cases"]:
         if case["delay_tokens"] not in (1, 6, 30):
             continue
-        s = _engine.Stream(m._m, case["delay_tokens"], True, True)
+        s = _engine.Stream(
+            m._m, latency_ms=case["delay_tokens"] * 80, stop_at_end_of_utterance=True, capture=True
+        )
         s.set_forced_tokens(case["token_ids"])
         s.feed(load_clip(case["clip"]))
         s.finish()
@@ -57,7 +59,7 @@ def test_teacher_forced_agreement(loaded: Callable[..., engine.Model], model: st
     assert checked >= min_checked, "too few steps above the bound for the test to mean anything"
     assert agree == checked, f"{checked - agree} of {checked} confident steps disagree"
 
-    s = _engine.Stream(m._m, 6, True, True)
+    s = _engine.Stream(m._m, latency_ms=480, stop_at_end_of_utterance=True, capture=True)
     s.feed(load_clip("speech_short.wav"))
     s.finish()
     assert np.abs(s.captured()["logits"][0] - ref0).max() < logit_bound

@@ -122,13 +122,11 @@ def test_end_of_utterance_does_not_end_the_live_stream(loaded: Callable[..., eng
 
 def raw_stream(m: engine.Model, pcm: np.ndarray, delay_tokens: int, chunk: int) -> tuple[list, list]:
     """Token ids and the token index of every re-anchor, from the raw engine stream."""
-    s = _engine.Stream(m._m, delay_tokens, False, False)
+    s = _engine.Stream(m._m, latency_ms=delay_tokens * 80)
     ids: list[int] = []
     reanchors: list[int] = []
     for r in [s.feed(pcm[p : p + chunk]) for p in range(0, len(pcm), chunk)] + [s.finish()]:
-        reanchors += [
-            len(ids) + at for e, at in zip(r["events"], r["event_at"], strict=True) if e == "reanchor"
-        ]
+        reanchors += [len(ids) + at for e, at in r["events"] if e == "reanchor"]
         ids += [t[0] for t in r["new_tokens"]]
     return ids, reanchors
 

@@ -1,19 +1,170 @@
-// captionist/engine.h - the Captionist speech engine (Voxtral Mini 4B Realtime 2602 on ggml).
+// captionist/engine.h - the Captionist speech engine: streaming speech recognition on ggml.
+//
+// Two model families sit behind this one interface: Voxtral Mini 4B Realtime (an audio LLM that
+// emits one token per 80 ms) and cache-aware FastConformer RNN-T models (Nemotron Speech
+// Streaming, Nemotron 3.5 ASR, Parakeet-EOU). A caller never needs to know which it has: the
+// model's info() says what it supports (latencies, languages, punctuation, end of utterance).
 //
 // Usage:
-//   captionist::model_load_options opts;            // backend "auto" | "cpu" | "metal" | "cuda"
-//   auto m = captionist::model_load("model.gguf", opts);
-//   captionist::stream s(m, {/*num_delay_tokens*/ 6});
-//   auto u = s.feed(pcm, n);                        // 16 kHz mono float, any chunk size
-//   u = s.finish();                                 // right pad, decode to the end
-//   for (auto & t : s.token_ids()) ...
+//   captionist::model_load_options opts;               // backend "auto" | "cpu" | "metal" | "cuda"
+//   std::shared_ptr<const captionist::model> m = captionist::model_load("model.gguf", opts);
+//   const captionist::model_info & info = m->info();   // info.latencies_ms, info.languages, ...
+//   captionist::stream_options so;
+//   so.latency_ms = info.default_latency_ms;            // one of info.latencies_ms
+//   std::unique_ptr<captionist::stream> s = m->new_stream(so);
+//   captionist::stream_result u = s->feed(pcm, n);      // 16 kHz mono float, any chunk size
+//   u = s->finish();                                    // end of input: decode to the end
+//   for (const auto & t : u.new_tokens) ...             // ids, text pieces, audio times
+//   for (const auto & e : u.events) ...                 // END_OF_UTTERANCE, ...
 //
 // Thread safety: a model is immutable after model_load and may be shared by any number of
-// threads. A stream (its caches, backend instances and scheduler) is owned by one thread at a time.
+// threads and streams. A stream (its caches, backend instances and scheduler) is owned by one
+// thread at a time; calling into one stream from two threads at once is detected and refused
+// with std::logic_error.
 // Errors: bad files and inputs throw std::runtime_error / std::invalid_argument with a message that
 // names the problem; the engine never calls exit() or abort() on bad input.
 #pragma once
 
-#include "../../src/model.h"
-#include "../../src/quantize.h"
-#include "../../src/stream.h"
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace captionist {
+
+enum class model_architecture {
+    MODEL_ARCHITECTURE_VOXTRAL_REALTIME,   // general.architecture "voxtral_realtime"
+    MODEL_ARCHITECTURE_FASTCONFORMER_RNNT, // general.architecture "fastconformer_rnnt"
+};
+
+// The GGUF `general.architecture` string of `a`.
+const char * model_architecture_name(model_architecture a);
+
+enum class stream_event_type {
+    STREAM_EVENT_END_OF_UTTERANCE, // the model marked the end of an utterance (the stream goes on)
+    STREAM_EVENT_REANCHOR,         // Voxtral: the decoder restarted from a fresh prompt (no text lost)
+    STREAM_EVENT_FINISHED,         // finish(): everything fed has been decoded
+};
+
+// Stable lower-case name of `t` ("end_of_utterance", "reanchor", "finished").
+const char * stream_event_type_name(stream_event_type t);
+
+struct model_load_options {
+    std::string backend = "auto"; // "auto", "cpu", "metal", "cuda"
+    int n_threads = 0;            // 0 = number of physical cores
+};
+
+// What a model file is and what it supports. Filled once at load; never changes.
+struct model_info {
+    model_architecture architecture = model_architecture::MODEL_ARCHITECTURE_VOXTRAL_REALTIME;
+    std::string variant;   // "voxtral_realtime", "nemotron_asr_streaming", "nemotron3_5_asr", "parakeet_eou"
+    std::string name;      // general.name
+    std::string path;
+    std::string backend;   // device name: "CPU", "CUDA0", "Metal", ...
+    int n_threads = 1;
+    size_t weight_bytes = 0;
+    int sample_rate = 16000;
+    std::vector<int> latencies_ms;   // the latency choices the model supports, ascending
+    int default_latency_ms = 0;      // one of latencies_ms
+    std::vector<std::string> languages; // languages the user may choose; empty when the model picks itself
+    std::string default_language;    // "" when languages is empty, else one of them ("auto" where supported)
+    bool punctuation = false;        // the model writes punctuation and capitalization
+    bool end_of_utterance = false;   // the model marks ends of utterances (STREAM_EVENT_END_OF_UTTERANCE)
+    int n_vocab = 0;
+    std::map<std::string, int64_t> dims;      // architecture-specific sizes ("encoder.n_layer", ...)
+    std::map<std::string, int64_t> tensor_types; // ggml type name -> number of tensors
+};
+
+struct stream_options {
+    int latency_ms = 0;                    // 0 = the model's default; else one of info().latencies_ms
+    std::string language;                  // "" = the model's default; else one of info().languages
+    bool stop_at_end_of_utterance = false; // true: the first end of utterance ends decoding (Voxtral
+                                           // reference offline rule, for golden tests); false: live rule
+    bool capture = false;                  // keep intermediates for inspection (tests)
+};
+
+struct stream_token {
+    int32_t id = 0;        // the model's vocabulary id (no blanks; control tokens such as <EOU> included)
+    int64_t time_ms = 0;   // audio time the token belongs to
+    std::string piece;     // text this token completed ('' for control tokens or a split character)
+    bool is_control = false;
+};
+
+struct stream_event {
+    stream_event_type type;
+    size_t token_index = 0; // how many of the result's new_tokens precede the event
+};
+
+struct stream_result {
+    std::vector<stream_token> new_tokens; // tokens committed by this call
+    std::vector<stream_event> events;
+    int64_t audio_ms_received = 0;        // real audio fed so far
+    int64_t audio_ms_decoded = 0;         // real audio whose every token is final
+    std::string text_tail;                // finish(): held-back bytes of a split character, decoded
+};
+
+// Named float arrays kept when stream_options::capture is set: name -> (rows x cols, row-major).
+struct stream_capture_array {
+    std::vector<float> data;
+    int64_t cols = 0;
+};
+using stream_capture = std::map<std::string, stream_capture_array>;
+
+class stream {
+public:
+    virtual ~stream() = default;
+
+    // Append samples (any count, may be 0). Throws std::invalid_argument on NaN/Inf and
+    // std::logic_error after finish(). Returns what became committed.
+    virtual stream_result feed(const float * pcm, size_t n) = 0;
+    // End of input: decode everything fed. A second call returns an empty result.
+    virtual stream_result finish() = 0;
+    // Start over with new options (latency_ms 0 / language "" keep the current ones); keeps allocations.
+    virtual void reset(const stream_options & opts) = 0;
+
+    virtual int latency_ms() const = 0;
+    virtual std::string language() const = 0;
+    virtual const std::vector<int32_t> & token_ids() const = 0; // every committed id so far
+    virtual bool finished() const = 0;
+    virtual size_t state_bytes() const = 0;   // memory held by this stream's caches and buffers
+    virtual std::map<std::string, double> timings() const = 0; // cumulative ms and counts
+    virtual const stream_capture & captured() const = 0;
+
+    // Teacher forcing (tests, Voxtral): the decoder input after output j is forced[j].
+    virtual void set_forced_tokens(std::vector<int32_t> forced) = 0;
+};
+
+class model : public std::enable_shared_from_this<model> {
+public:
+    virtual ~model() = default;
+    virtual const model_info & info() const = 0;
+    // Raw bytes of token `id` as the tokenizer defines them (empty for ids out of range).
+    virtual std::string token_bytes(int32_t id) const = 0;
+    virtual bool is_control(int32_t id) const = 0;
+    // A new stream over this model. Throws std::invalid_argument for an unsupported latency or language.
+    virtual std::unique_ptr<stream> new_stream(const stream_options & opts) const = 0;
+
+protected:
+    model() = default;
+    model(const model &) = delete;
+    model & operator=(const model &) = delete;
+};
+
+// Load a GGUF written by `captionist convert`/`quantize`. Throws std::runtime_error with a message
+// naming the problem (missing file, not a GGUF, truncated, unknown architecture, missing tensor,
+// shape mismatch, unknown backend). Never aborts the process.
+std::shared_ptr<const model> model_load(const std::string & path, const model_load_options & opts);
+
+// type_name: Q8_0, Q5_K, Q4_K, Q6_K, F16, Q4_K_M or Q5_K_M. Which tensors keep their type is the
+// architecture's rule (engine/GGUF.md). Writes to a temporary file and renames it, so a failure
+// leaves no partial output. `progress(done_bytes, total_bytes)` may be empty.
+void quantize_model(const std::string & src, const std::string & dst, const std::string & type_name, int n_threads,
+                    const std::function<void(size_t, size_t)> & progress);
+
+// Physical core count (best effort), used as the default thread count.
+int cpu_physical_cores();
+
+} // namespace captionist

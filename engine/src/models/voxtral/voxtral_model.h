@@ -1,4 +1,4 @@
-// model.h - the immutable Voxtral Realtime model: hyper-parameters, weights, vocabulary, device.
+// voxtral_model.h - the immutable Voxtral Realtime model: hyper-parameters, weights, vocabulary, device.
 //
 // Architecture (Voxtral Mini 4B Realtime 2602):
 //   16 kHz PCM -> log-mel (128 bins, hop 160, fixed global max) -> causal conv stem (k3 s1, k3 s2, GELU)
@@ -10,7 +10,8 @@
 // share it. Per-stream state (caches, backends, schedulers) lives in stream.h.
 #pragma once
 
-#include "vocab.h"
+#include "model_base.h"
+#include "tekken_vocab.h"
 
 #include <ggml-backend.h>
 #include <ggml.h>
@@ -109,42 +110,28 @@ struct model_weights {
     ggml_tensor * dec_norm = nullptr;  // F32 [dec_n_embd]                  language_model.model.norm.weight
 };
 
-struct model {
+struct voxtral_model : public model_base {
     model_hparams hp;
     model_weights w;
-    vocab voc;
-    std::string path;
+    tekken_vocab voc;
     std::string name;
 
     std::vector<float> mel_filters; // host F32 [n_fft/2+1][n_mel] (row = frequency bin)  audio.mel_filters
     std::vector<float> window;      // host F32 [n_fft]                                     audio.window
+    ggml_type kv_type = GGML_TYPE_F32; // F32 for F32 models (exactness), F16 otherwise
 
-    ggml_backend_dev_t device = nullptr; // where the weights live and graphs run
-    std::string backend_name;            // "CPU", "CUDA0", "Metal", ...
-    int n_threads = 1;
-    ggml_type kv_type = GGML_TYPE_F32;   // F32 for F32 models (exactness), F16 otherwise
+    std::string token_bytes(int32_t id) const override { return voc.token_bytes(id); }
+    bool is_control(int32_t id) const override { return voc.is_control(id); }
+    std::unique_ptr<stream> new_stream(const stream_options & opts) const override;
 
-    ggml_context * ctx_w = nullptr;          // tensor metadata of all weights (no data)
-    ggml_backend_buffer_t buf_w = nullptr;   // the weights' data on `device`
-    size_t weight_bytes = 0;
-
-    model() = default;
-    model(const model &) = delete;
-    model & operator=(const model &) = delete;
-    ~model();
+    // Delay in tokens for a latency in ms (80 ms per token); throws std::invalid_argument for an
+    // unsupported latency. 0 ms = the model's default.
+    int delay_tokens_for(int latency_ms) const;
 };
 
-struct model_load_options {
-    std::string backend = "auto"; // "auto", "cpu", "metal", "cuda"
-    int n_threads = 0;            // 0 = number of physical cores
-};
+class gguf_file;
 
-// Load a GGUF written by `captionist convert`/`quantize`. Throws std::runtime_error with a message
-// naming the problem (missing file, not a GGUF, truncated, wrong architecture, missing tensor,
-// shape mismatch, unknown backend). Never aborts the process.
-std::shared_ptr<const model> model_load(const std::string & path, const model_load_options & opts);
-
-// Physical core count (best effort), used as the default thread count.
-int cpu_physical_cores();
+// Reads a `voxtral_realtime` file (engine/GGUF.md): hyper-parameters, vocabulary, weights.
+std::shared_ptr<const model> voxtral_model_load(gguf_file & f, const model_load_options & opts);
 
 } // namespace captionist

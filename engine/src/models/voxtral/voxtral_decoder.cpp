@@ -1,14 +1,14 @@
-#include "graph_decoder.h"
+#include "voxtral_decoder.h"
 
 #include "graph_attention.h"
 #include "kv_ring.h"
-#include "model.h"
+#include "voxtral_model.h"
 
 #include <cmath>
 
 namespace captionist {
 
-decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring, int n,
+decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring, int n,
                                   int64_t pos0) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
@@ -54,7 +54,7 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const mo
     return g;
 }
 
-ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m) {
+ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m) {
     const model_hparams & hp = m.hp;
     ada_graph g;
     g.t_cond = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, hp.dec_n_embd);
@@ -72,7 +72,7 @@ ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m)
     return g;
 }
 
-std::vector<float> delay_time_embedding(const model & m, int num_delay_tokens) {
+std::vector<float> delay_time_embedding(const voxtral_model & m, int num_delay_tokens) {
     const int D = (int) m.hp.dec_n_embd, half = D / 2;
     std::vector<float> t(D);
     const float log_theta = std::log(m.hp.time_embedding_theta);

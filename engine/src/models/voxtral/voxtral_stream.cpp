@@ -1,8 +1,9 @@
-#include "stream.h"
+#include "voxtral_stream.h"
 
-#include "graph_decoder.h"
-#include "graph_encoder.h"
-#include "model.h"
+#include "stream_guard.h"
+#include "voxtral_decoder.h"
+#include "voxtral_encoder.h"
+#include "voxtral_model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +16,7 @@ namespace captionist {
 namespace {
 
 constexpr int MAX_DELAY_TOKENS = 30;     // 2400 ms
+constexpr int TOKEN_MS = 80;
 constexpr int MAX_BATCH_TOKENS = 32;     // encoder batch: 32 tokens = 128 encoder frames = 2.56 s
 constexpr int64_t PCM_RELEASE_CHUNK = 16000;
 constexpr int QUIET_TOKENS_FOR_REANCHOR = 12; // ~1 s without text counts as a pause
@@ -27,10 +29,25 @@ int32_t argmax(const std::vector<float> & v) {
     return (int32_t) (std::max_element(v.begin(), v.end()) - v.begin()); // first maximum, like torch
 }
 
+void append_capture(stream_capture & cap, const char * name, const float * data, size_t n, int64_t cols) {
+    stream_capture_array & a = cap[name];
+    a.cols = cols;
+    a.data.insert(a.data.end(), data, data + n);
+}
+
+void check_no_language(const stream_options & opts) {
+    if (!opts.language.empty()) {
+        throw std::invalid_argument("this model recognises the language itself; it takes no language (got '" +
+                                    opts.language + "')");
+    }
+}
+
 } // namespace
 
-stream::stream(std::shared_ptr<const model> m, const stream_options & opts)
+voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const stream_options & opts)
     : m_(std::move(m)), opts_(opts), runner_(*m_), mel_(*m_) {
+    check_no_language(opts);
+    const int delay = m_->delay_tokens_for(opts.latency_ms);
     const model_hparams & hp = m_->hp;
     max_batch_tokens_ = MAX_BATCH_TOKENS;
     const int enc_frames_batch = max_batch_tokens_ * (int) hp.downsample_factor;
@@ -40,11 +57,36 @@ stream::stream(std::shared_ptr<const model> m, const stream_options & opts)
     dec_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.dec_n_layer, (int) hp.dec_n_head_kv,
                    (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max);
     delay_ = 0;
-    reset(opts.num_delay_tokens > 0 ? opts.num_delay_tokens : (int) hp.default_num_delay_tokens);
+    restart(delay);
 }
 
-void stream::reset(int num_delay_tokens) {
-    if (num_delay_tokens == 0) num_delay_tokens = delay_;
+void voxtral_stream::reset(const stream_options & opts) {
+    stream_guard guard(busy_);
+    check_no_language(opts);
+    const int delay = opts.latency_ms == 0 ? delay_ : m_->delay_tokens_for(opts.latency_ms);
+    opts_.stop_at_end_of_utterance = opts.stop_at_end_of_utterance;
+    opts_.capture = opts.capture;
+    restart(delay);
+}
+
+int voxtral_stream::latency_ms() const {
+    return delay_ * TOKEN_MS;
+}
+
+std::map<std::string, double> voxtral_stream::timings() const {
+    const voxtral_timings & t = timings_;
+    return {{"mel_ms", t.mel_ms},
+            {"conv_ms", t.conv_ms},
+            {"audio_ms", t.audio_ms},
+            {"decoder_ms", t.decoder_ms},
+            {"n_mel_frames", (double) t.n_mel_frames},
+            {"n_audio_batches", (double) t.n_audio_batches},
+            {"n_audio_tokens", (double) t.n_audio_tokens},
+            {"n_decoder_calls", (double) t.n_decoder_calls},
+            {"n_decoder_positions", (double) t.n_decoder_positions}};
+}
+
+void voxtral_stream::restart(int num_delay_tokens) {
     if (num_delay_tokens < 1 || num_delay_tokens > MAX_DELAY_TOKENS) {
         throw std::invalid_argument("num_delay_tokens must be between 1 and " + std::to_string(MAX_DELAY_TOKENS) +
                                     ", got " + std::to_string(num_delay_tokens));
@@ -77,13 +119,13 @@ void stream::reset(int num_delay_tokens) {
     n_outputs_ = 0;
     finished_ = false;
     ended_ = false;
-    cap_ = stream_capture();
-    timings_ = stream_timings();
+    cap_.clear();
+    timings_ = voxtral_timings();
     text_.clear();
     broken_ = false;
 }
 
-void stream::compute_ada_scales() {
+void voxtral_stream::compute_ada_scales() {
     const model_hparams & hp = m_->hp;
     ggml_context * ctx = runner_.begin();
     ggml_cgraph * gf = runner_.new_graph(ctx);
@@ -96,7 +138,8 @@ void stream::compute_ada_scales() {
     ggml_backend_tensor_get(g.scales, ada_scales_.data(), 0, ada_scales_.size() * sizeof(float));
 }
 
-stream_result stream::feed(const float * pcm, size_t n) {
+stream_result voxtral_stream::feed(const float * pcm, size_t n) {
+    stream_guard guard(busy_);
     if (finished_) {
         throw std::logic_error("the stream is finished; call reset() to start a new one");
     }
@@ -112,7 +155,8 @@ stream_result stream::feed(const float * pcm, size_t n) {
     return out;
 }
 
-stream_result stream::finish() {
+stream_result voxtral_stream::finish() {
+    stream_guard guard(busy_);
     stream_result out;
     if (finished_) {
         out.audio_ms_received = ms_received();
@@ -126,11 +170,11 @@ stream_result stream::finish() {
     pump(out);
     out.text_tail = text_.flush();
     ended_ = true;
-    add_event(out, "finished");
+    add_event(out, stream_event_type::STREAM_EVENT_FINISHED);
     return out;
 }
 
-void stream::pump(stream_result & out) {
+void voxtral_stream::pump(stream_result & out) {
     if (broken_) {
         throw std::runtime_error("the stream failed earlier; call reset() to start again");
     }
@@ -147,19 +191,19 @@ void stream::pump(stream_result & out) {
     out.audio_ms_decoded = ms_decoded();
 }
 
-int64_t stream::mel_frames_total() const {
+int64_t voxtral_stream::mel_frames_total() const {
     if (!finished_) return -1;
     const model_hparams & hp = m_->hp;
     const int64_t padded = (int64_t) hp.n_left_pad_tokens * hp.samples_per_token() + samples_received_ + right_pad_;
     return padded / hp.hop_length;
 }
 
-int64_t stream::audio_tokens_total() const {
+int64_t voxtral_stream::audio_tokens_total() const {
     const int64_t t = mel_frames_total();
     return t < 0 ? -1 : t / m_->hp.mel_frames_per_token;
 }
 
-void stream::compute_mel_frames() {
+void voxtral_stream::compute_mel_frames() {
     const model_hparams & hp = m_->hp;
     const int64_t hop = hp.hop_length, half = hp.n_fft / 2;
     const int64_t left = (int64_t) hp.n_left_pad_tokens * hp.samples_per_token();
@@ -178,7 +222,7 @@ void stream::compute_mel_frames() {
         }
         mel_.compute(frame.data(), out.data());
         mel_pending_.insert(mel_pending_.end(), out.begin(), out.end());
-        if (opts_.capture) cap_.mel.insert(cap_.mel.end(), out.begin(), out.end());
+        if (opts_.capture) append_capture(cap_, "mel", out.data(), out.size(), hp.n_mel);
         ++mel_next_;
     }
     timings_.mel_ms += ms_since(t0);
@@ -187,7 +231,7 @@ void stream::compute_mel_frames() {
 
 // Conv stem for k tokens' mel frames (mel_prev_ + the first 8k of mel_pending_); returns the
 // encoder input frames [4k][enc_n_embd] and updates conv1_prev_.
-std::vector<float> stream::run_conv_stem(int k) {
+std::vector<float> voxtral_stream::run_conv_stem(int k) {
     const model_hparams & hp = m_->hp;
     const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd;
     const int64_t n_frames = (int64_t) k * hp.mel_frames_per_token, T_in = 2 + n_frames;
@@ -211,7 +255,7 @@ std::vector<float> stream::run_conv_stem(int k) {
     return frames;
 }
 
-void stream::run_audio_batches() {
+void voxtral_stream::run_audio_batches() {
     const model_hparams & hp = m_->hp;
     const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd, D = hp.dec_n_embd;
     const int fpt = (int) hp.mel_frames_per_token, epf = (int) hp.downsample_factor;
@@ -251,8 +295,8 @@ void stream::run_audio_batches() {
         if (opts_.capture) {
             std::vector<float> eo((size_t) (E * n_enc));
             ggml_backend_tensor_get(g.enc_out, eo.data(), 0, eo.size() * sizeof(float));
-            cap_.enc_out.insert(cap_.enc_out.end(), eo.begin(), eo.end());
-            cap_.embeds.insert(cap_.embeds.end(), emb.begin(), emb.end());
+            append_capture(cap_, "enc_out", eo.data(), eo.size(), E);
+            append_capture(cap_, "embeds", emb.data(), emb.size(), D);
         }
         std::copy(mel_pending_.begin() + (n_frames - 2) * n_mel, mel_pending_.begin() + n_frames * n_mel,
                   mel_prev_.begin());
@@ -264,17 +308,16 @@ void stream::run_audio_batches() {
     }
 }
 
-void stream::add_event(stream_result & out, const char * name) {
-    out.events.push_back(name);
-    out.event_at.push_back(out.new_tokens.size());
+void voxtral_stream::add_event(stream_result & out, stream_event_type type) {
+    out.events.push_back({type, out.new_tokens.size()});
 }
 
-int64_t stream::audio_index(int64_t pos) const {
+int64_t voxtral_stream::audio_index(int64_t pos) const {
     return pos < (int64_t) m_->hp.n_left_pad_tokens ? pos : pos + anchor_shift_;
 }
 
-void stream::prefill(stream_result & out) {
-    const vocab & voc = m_->voc;
+void voxtral_stream::prefill(stream_result & out) {
+    const tekken_vocab & voc = m_->voc;
     std::vector<int32_t> prompt((size_t) prompt_len_, voc.streaming_pad_id);
     prompt[0] = voc.bos_id;
     decode_positions(0, prompt_len_, prompt, out);
@@ -283,23 +326,23 @@ void stream::prefill(stream_result & out) {
 // Positions are limited (RoPE, max_position). Before reaching the limit, at a pause if one comes,
 // else at the limit itself, the decoder starts over with a fresh prompt: silence for the left pad
 // and the last d+1 audio embeddings, so its next output is the token that was due anyway.
-bool stream::reanchor_due() const {
+bool voxtral_stream::reanchor_due() const {
     const int64_t limit = m_->hp.dec_max_position;
     const int64_t soft = limit - std::max<int64_t>(1, std::min<int64_t>(4096, limit / 4));
     return dec_pos_ >= limit || (dec_pos_ >= soft && quiet_run_ >= QUIET_TOKENS_FOR_REANCHOR);
 }
 
-void stream::reanchor(stream_result & out) {
+void voxtral_stream::reanchor(stream_result & out) {
     const int64_t next_audio = audio_index(dec_pos_);
     anchor_shift_ = next_audio - delay_ - (int64_t) m_->hp.n_left_pad_tokens;
     dec_ring_.clear();
     dec_pos_ = 0;
     quiet_run_ = 0;
-    add_event(out, "reanchor");
+    add_event(out, stream_event_type::STREAM_EVENT_REANCHOR);
     prefill(out);
 }
 
-void stream::run_decoder(stream_result & out) {
+void voxtral_stream::run_decoder(stream_result & out) {
     const int64_t n_avail = embeds_base_ + (int64_t) embeds_.size();
     const int64_t total = audio_tokens_total();
     const int64_t last_audio = total >= 0 ? total - 2 : INT64_MAX; // reference: max_length = n_audio
@@ -316,7 +359,7 @@ void stream::run_decoder(stream_result & out) {
     }
 }
 
-void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
+void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
     const model_hparams & hp = m_->hp;
     const int64_t D = hp.dec_n_embd;
     const auto t0 = std::chrono::steady_clock::now();
@@ -357,28 +400,28 @@ void stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & 
     // the output at position p is the token of audio token (p - d) (padded), i.e. real index below
     const int64_t slot = audio_index(pos0 + n - 1) - delay_ - (int64_t) hp.n_left_pad_tokens;
     const int64_t time_ms = slot * (int64_t) hp.samples_per_token() * 1000 / hp.sample_rate;
-    if (opts_.capture) cap_.logits.push_back(std::move(logits));
+    if (opts_.capture) append_capture(cap_, "logits", logits.data(), logits.size(), (int64_t) logits.size());
     const bool forced = j < forced_.size();
     const int32_t eos = m_->voc.eos_id;
     quiet_run_ = (tok == eos || m_->voc.is_control(tok)) ? quiet_run_ + 1 : 0;
     if (tok == eos) {
-        if ((opts_.eos_ends || finished_) && !forced) {
+        if ((opts_.stop_at_end_of_utterance || finished_) && !forced) {
             ended_ = true;
             return;
         }
-        if (!forced) add_event(out, "end_of_utterance");
+        if (!forced) add_event(out, stream_event_type::STREAM_EVENT_END_OF_UTTERANCE);
         next_input_ = m_->voc.streaming_pad_id;
     } else {
         generated_.push_back(tok);
         // tekken decodes each run of text tokens on its own: a control token ends the run.
         const std::string piece = m_->voc.is_control(tok) ? text_.flush() : text_.push(m_->voc.token_bytes(tok));
-        out.new_tokens.push_back({tok, time_ms, piece});
+        out.new_tokens.push_back({tok, time_ms, piece, m_->voc.is_control(tok)});
         next_input_ = tok;
     }
     if (forced) next_input_ = forced_[j];
 }
 
-void stream::release_consumed() {
+void voxtral_stream::release_consumed() {
     // keep the last d+1 consumed embeddings: a re-anchor prompt needs them
     while (!embeds_.empty() && embeds_base_ < audio_index(dec_pos_) - delay_) {
         embeds_.pop_front();
@@ -393,17 +436,17 @@ void stream::release_consumed() {
     }
 }
 
-int64_t stream::ms_received() const {
+int64_t voxtral_stream::ms_received() const {
     return samples_received_ * 1000 / m_->hp.sample_rate;
 }
 
-int64_t stream::ms_decoded() const {
+int64_t voxtral_stream::ms_decoded() const {
     const int64_t tok_ms = (int64_t) m_->hp.samples_per_token() * 1000 / m_->hp.sample_rate;
     const int64_t ms = (audio_index(dec_pos_) - (int64_t) m_->hp.n_left_pad_tokens) * tok_ms;
     return std::max<int64_t>(0, std::min(ms, ms_received()));
 }
 
-size_t stream::state_bytes() const {
+size_t voxtral_stream::state_bytes() const {
     size_t b = enc_ring_.bytes() + dec_ring_.bytes();
     b += pcm_.capacity() * sizeof(float) + mel_pending_.capacity() * sizeof(float);
     for (const auto & e : embeds_) b += e.capacity() * sizeof(float);

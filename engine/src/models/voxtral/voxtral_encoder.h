@@ -1,4 +1,4 @@
-// graph_encoder.h - the audio side for a batch of k tokens: conv stem, then encoder -> projector.
+// voxtral_encoder.h - the audio side for a batch of k tokens: conv stem, then encoder -> projector.
 //
 // Conv graph input: 8k new log-mel frames (+ the 2 previous frames the causal conv1 needs) and the
 // previous conv1 output frame (the causal stride-2 conv2 needs one); output: 4k encoder input
@@ -12,7 +12,7 @@
 
 namespace captionist {
 
-struct model;
+struct voxtral_model;
 class kv_ring;
 
 struct conv_graph {
@@ -23,7 +23,7 @@ struct conv_graph {
 };
 
 // The causal conv stem for k tokens (8k new mel frames).
-conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, int n_tokens);
+conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, int n_tokens);
 
 struct encoder_graph {
     ggml_tensor * frames = nullptr;  // in  F32 [enc_n_embd, 4k]
@@ -34,7 +34,7 @@ struct encoder_graph {
 };
 
 // Encoder layers + projector; `ring.claim(enc_pos0, 4k)` must have been called before building.
-encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring,
+encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
                                   int n_tokens, int64_t enc_pos0);
 
 } // namespace captionist

@@ -1,10 +1,12 @@
-// vocab.h - the tekken vocabulary (token bytes, control ids) and byte-level detokenization.
+// tekken_vocab.h - the tekken vocabulary (token bytes, control ids) and byte-level detokenization.
 //
 // Token ids below `n_special` are control tokens ([STREAMING_PAD], [STREAMING_WORD], BOS, EOS, ...)
 // and never reach the text. Text tokens are raw byte strings; a UTF-8 character may be split
 // across tokens, so text is assembled with utf8_assembler, which holds back an incomplete tail and
 // replaces invalid bytes with U+FFFD exactly as Python's `bytes.decode("utf-8", "replace")` does.
 #pragma once
+
+#include "utf8_assembler.h"
 
 #include <cstdint>
 #include <string>
@@ -14,7 +16,7 @@ struct gguf_context;
 
 namespace captionist {
 
-class vocab {
+class tekken_vocab {
 public:
     // Read `tokenizer.tekken.*` from a GGUF; throws std::runtime_error if absent or inconsistent.
     void load(const gguf_context * ctx, uint32_t n_vocab_expected);
@@ -33,20 +35,6 @@ public:
 private:
     std::vector<uint8_t> bytes_;
     std::vector<uint32_t> offsets_;
-};
-
-// Incremental UTF-8 decoder: push bytes, get the text that became complete.
-class utf8_assembler {
-public:
-    // Append bytes; returns the newly decodable text (invalid sequences become U+FFFD).
-    std::string push(const std::string & bytes);
-    // End of input: decode whatever is held back (an incomplete tail becomes U+FFFD).
-    std::string flush();
-    void clear() { pending_.clear(); }
-
-private:
-    std::string decode(bool final_chunk);
-    std::string pending_;
 };
 
 } // namespace captionist

@@ -1,4 +1,4 @@
-// stream.h - per-stream state and the incremental pipeline (pull-style: feed / finish / reset).
+// voxtral_stream.h - Voxtral Realtime per-stream state and the incremental pipeline (pull-style: feed / finish / reset).
 //
 // PCM (16 kHz mono float) goes in; log-mel frames are computed once each as soon as their window
 // is complete; every full token's worth of frames (8 mel frames = 80 ms) goes through the conv stem,
@@ -11,11 +11,14 @@
 // equals the reference's offline generate. A stream is owned by one thread at a time.
 #pragma once
 
-#include "audio_mel.h"
 #include "graph_runner.h"
 #include "kv_ring.h"
-#include "vocab.h"
+#include "tekken_vocab.h"
+#include "voxtral_mel.h"
 
+#include <captionist/engine.h>
+
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -24,30 +27,9 @@
 
 namespace captionist {
 
-struct model;
+struct voxtral_model;
 
-struct stream_token {
-    int32_t id;        // token id (control tokens included)
-    int64_t time_ms;   // audio time of the 80 ms slot this token belongs to
-    std::string piece; // text this token completed ('' while a character is split across tokens)
-};
-
-struct stream_result {
-    std::vector<stream_token> new_tokens; // tokens committed by this call (EOS excluded)
-    std::vector<std::string> events;      // "end_of_utterance", "reanchor", "finished"
-    std::vector<size_t> event_at;         // for each event: how many new_tokens preceded it
-    int64_t audio_ms_received = 0;        // real audio fed so far
-    int64_t audio_ms_decoded = 0;         // real audio whose embeddings the decoder has consumed
-    std::string text_tail;                // finish(): held-back bytes of a split character, decoded
-};
-
-struct stream_options {
-    int num_delay_tokens = 0;   // 0 = the model's default
-    bool eos_ends = false;      // true: EOS ends decoding (reference offline); false: live rule
-    bool capture = false;       // keep mel, encoder output, embeddings and logits for inspection
-};
-
-struct stream_timings {
+struct voxtral_timings {
     double mel_ms = 0;     // log-mel frames (host)
     double conv_ms = 0;    // conv stem graphs
     double audio_ms = 0;   // encoder + projector graphs
@@ -59,38 +41,30 @@ struct stream_timings {
     int64_t n_decoder_positions = 0;
 };
 
-struct stream_capture {
-    std::vector<float> mel;     // [T_mel][n_mel]
-    std::vector<float> enc_out; // [T_enc][enc_n_embd]
-    std::vector<float> embeds;  // [n_audio][dec_n_embd]
-    std::vector<std::vector<float>> logits; // one [n_vocab] per decoder output
-};
-
-class stream {
+class voxtral_stream : public stream {
 public:
-    stream(std::shared_ptr<const model> m, const stream_options & opts);
-    stream(const stream &) = delete;
-    stream & operator=(const stream &) = delete;
+    voxtral_stream(std::shared_ptr<const voxtral_model> m, const stream_options & opts);
+    voxtral_stream(const voxtral_stream &) = delete;
+    voxtral_stream & operator=(const voxtral_stream &) = delete;
 
-    // Append samples (any count, may be 0). Throws std::invalid_argument on NaN/Inf and
-    // std::logic_error after finish(). Returns what became committed.
-    stream_result feed(const float * pcm, size_t n);
-    // End of input: right-pad and decode to the end. A second call returns an empty result.
-    stream_result finish();
-    // Start over, optionally with another delay (0 = keep the current one); keeps allocations.
-    void reset(int num_delay_tokens);
+    stream_result feed(const float * pcm, size_t n) override;
+    stream_result finish() override;
+    // latency_ms 0 keeps the current delay; Voxtral takes no language.
+    void reset(const stream_options & opts) override;
 
     // Teacher forcing (tests): decoder input after output j is forced[j] instead of the argmax.
-    void set_forced_tokens(std::vector<int32_t> forced) { forced_ = std::move(forced); }
+    void set_forced_tokens(std::vector<int32_t> forced) override { forced_ = std::move(forced); }
 
-    int num_delay_tokens() const { return delay_; }
-    const std::vector<int32_t> & token_ids() const { return generated_; }
-    const stream_capture & capture() const { return cap_; }
-    const stream_timings & timings() const { return timings_; }
-    bool finished() const { return finished_; }
-    size_t state_bytes() const;
+    int latency_ms() const override;
+    std::string language() const override { return {}; }
+    const std::vector<int32_t> & token_ids() const override { return generated_; }
+    const stream_capture & captured() const override { return cap_; }
+    std::map<std::string, double> timings() const override;
+    bool finished() const override { return finished_; }
+    size_t state_bytes() const override;
 
 private:
+    void restart(int num_delay_tokens);
     void compute_ada_scales();
     void pump(stream_result & out);
     void compute_mel_frames();
@@ -102,14 +76,15 @@ private:
     int64_t audio_tokens_total() const; // -1 until finish()
     int64_t audio_index(int64_t pos) const; // audio token consumed by decoder position `pos`
     void prefill(stream_result & out);
-    static void add_event(stream_result & out, const char * name);
+    static void add_event(stream_result & out, stream_event_type type);
     bool reanchor_due() const;
     void reanchor(stream_result & out);
     int64_t ms_received() const;
     int64_t ms_decoded() const;
     void release_consumed();
 
-    std::shared_ptr<const model> m_;
+    std::shared_ptr<const voxtral_model> m_;
+    std::atomic<bool> busy_{false};
     stream_options opts_;
     graph_runner runner_;
     mel_frontend mel_;
@@ -149,7 +124,7 @@ private:
     utf8_assembler text_;
     bool broken_ = false;
     stream_capture cap_;
-    stream_timings timings_;
+    voxtral_timings timings_;
 };
 
 } // namespace captionist

@@ -1,4 +1,4 @@
-// audio_mel.h - log-mel spectrogram frames, one at a time (the streaming frontend).
+// voxtral_mel.h - Voxtral log-mel spectrogram frames, one at a time (the streaming frontend).
 //
 // Frame f of a padded signal x is the STFT of x[f*hop - n_fft/2 .. f*hop + n_fft/2) (zeros outside
 // the signal, which equals the reference's reflect padding because the padded signal starts and ends
@@ -6,30 +6,28 @@
 // log10(max(., 1e-10)), max(., global_max - 8), (. + 4) / 4.
 #pragma once
 
+#include "stft_power.h"
+
 #include <vector>
 
 namespace captionist {
 
-struct model;
+struct voxtral_model;
 
 class mel_frontend {
 public:
-    explicit mel_frontend(const model & m);
+    explicit mel_frontend(const voxtral_model & m);
 
     // `frame` holds n_fft samples (the window span); writes n_mel values to `out`.
     void compute(const float * frame, float * out) const;
 
-    int n_fft() const { return n_fft_; }
+    int n_fft() const { return stft_.n_fft(); }
     int n_mel() const { return n_mel_; }
 
 private:
-    int n_fft_;
-    int n_freq_;
+    stft_power stft_;
     int n_mel_;
     float log_floor_;
-    std::vector<float> cos_; // [n_freq][n_fft]
-    std::vector<float> sin_; // [n_freq][n_fft]
-    std::vector<float> window_;
     std::vector<float> filters_; // [n_freq][n_mel]
 };
 

@@ -1,4 +1,4 @@
-// graph_decoder.h - the text decoder for n consecutive positions, and its delay conditioning.
+// voxtral_decoder.h - the text decoder for n consecutive positions, and its delay conditioning.
 //
 // Every position p gets embed(token_p) + audio_embed[p] (additive fusion). Per layer:
 //   h += attn(rms(h));  x = rms2(h) * ada_scale[layer];  h += mlp(x)
@@ -13,7 +13,7 @@
 
 namespace captionist {
 
-struct model;
+struct voxtral_model;
 class kv_ring;
 
 struct decoder_graph {
@@ -26,7 +26,7 @@ struct decoder_graph {
 };
 
 // `ring.claim(pos0, n)` must have been called before building.
-decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring, int n,
+decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring, int n,
                                   int64_t pos0);
 
 struct ada_graph {
@@ -34,9 +34,9 @@ struct ada_graph {
     ggml_tensor * scales = nullptr; // out F32 [dec_n_embd, n_layer]
 };
 
-ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m);
+ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m);
 
 // The time conditioning vector for `num_delay_tokens`: cos first, then sin (F32 as the reference).
-std::vector<float> delay_time_embedding(const model & m, int num_delay_tokens);
+std::vector<float> delay_time_embedding(const voxtral_model & m, int num_delay_tokens);
 
 } // namespace captionist

@@ -1,8 +1,8 @@
-#include "graph_encoder.h"
+#include "voxtral_encoder.h"
 
 #include "graph_attention.h"
 #include "kv_ring.h"
-#include "model.h"
+#include "voxtral_model.h"
 
 namespace captionist {
 
@@ -19,7 +19,7 @@ ggml_tensor * conv1d_valid(ggml_context * ctx, ggml_tensor * kernel, ggml_tensor
 
 } // namespace
 
-conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, int n_tokens) {
+conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, int n_tokens) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t E = hp.enc_n_embd;
@@ -47,7 +47,7 @@ conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const model & 
     return g;
 }
 
-encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const model & m, const kv_ring & ring,
+encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
                                   int n_tokens, int64_t enc_pos0) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;

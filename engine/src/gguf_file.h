@@ -1,0 +1,82 @@
+// gguf_file.h - shared loading machinery: open and validate a GGUF, read its keys, bind and load tensors.
+//
+// Every architecture's loader uses these pieces the same way:
+//   gguf_file f(path);                       // magic, header, truncation; tensor metadata in f.ctx_w
+//   hparam_reader r(f.gguf);  r.u32("...")   // typed keys with one-line errors
+//   tensor_binder b(f.ctx_w); b.get(name, shape)  ... b.check_all_used(what)
+//   m.ctx_w = f.release_tensors(); bind...;   // shapes checked before any allocation
+//   weights_load(m, f, opts);                // pick the device, allocate, read the data
+#pragma once
+
+#include "model_base.h"
+
+#include <gguf.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace captionist {
+
+// ggml's log goes through this: silent unless CAPTIONIST_GGML_LOG is set. Loads backends once.
+void backend_init_once();
+
+class gguf_file {
+public:
+    // Throws std::runtime_error: missing file, not a GGUF, corrupt header, tensor data past the end.
+    explicit gguf_file(const std::string & path);
+    ~gguf_file();
+    gguf_file(const gguf_file &) = delete;
+    gguf_file & operator=(const gguf_file &) = delete;
+
+    // Hands the tensor metadata context to a model (the file keeps the GGUF keys).
+    ggml_context * release_tensors();
+
+    std::string path;
+    gguf_context * gguf = nullptr;
+    ggml_context * ctx_w = nullptr;
+};
+
+class hparam_reader {
+public:
+    explicit hparam_reader(const gguf_context * ctx) : ctx_(ctx) {}
+
+    uint32_t u32(const char * key) const;
+    int32_t i32(const char * key) const;
+    float f32(const char * key) const; // must also be finite
+    std::string str(const char * key) const;
+    std::vector<uint32_t> u32_array(const char * key) const;
+    std::vector<uint8_t> u8_array(const char * key) const;
+    std::vector<std::string> str_array(const char * key) const;
+    bool has(const char * key) const { return gguf_find_key(ctx_, key) >= 0; }
+
+private:
+    int64_t find(const char * key, gguf_type type) const;
+    int64_t find_array(const char * key, gguf_type elem) const;
+    const gguf_context * ctx_;
+};
+
+class tensor_binder {
+public:
+    explicit tensor_binder(ggml_context * ctx) : ctx_(ctx) {}
+
+    // Looks up `name`, checks its shape (ggml order) and, if `f32_only`, its type.
+    ggml_tensor * get(const std::string & name, std::vector<int64_t> shape, bool f32_only = false);
+    // Throws if the file holds tensors no get() asked for (`what` names the expected model).
+    void check_all_used(const std::string & what) const;
+
+private:
+    ggml_context * ctx_;
+    std::set<std::string> used_;
+};
+
+// With m.ctx_w = f.release_tensors() bound and checked: picks the device for `opts.backend`,
+// allocates the weights buffer and reads every tensor. Fills m.device, backend_name, n_threads,
+// buf_w, weight_bytes and the matching info_ fields.
+void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts);
+
+// Copies an F32 tensor's data to the host.
+std::vector<float> tensor_to_host(const ggml_tensor * t);
+
+} // namespace captionist

@@ -1,0 +1,33 @@
+// model_base.h - what every architecture's model shares: its info, and its weights on one device.
+//
+// A per-architecture model (models/<family>/) derives from model_base, binds its tensors from the
+// weights context and implements new_stream(). Weights are loaded once (gguf_file.h) and are
+// read-only afterwards; any number of streams on any threads share them.
+#pragma once
+
+#include <captionist/engine.h>
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include <string>
+
+namespace captionist {
+
+struct model_base : public model {
+    model_info info_;
+
+    ggml_backend_dev_t device = nullptr;   // where the weights live and graphs run
+    std::string backend_name;              // "CPU", "CUDA0", "Metal", ...
+    int n_threads = 1;
+    ggml_context * ctx_w = nullptr;        // tensor metadata of all weights (no data)
+    ggml_backend_buffer_t buf_w = nullptr; // the weights' data on `device`
+    size_t weight_bytes = 0;
+
+    model_base() = default;
+    ~model_base() override;
+
+    const model_info & info() const override { return info_; }
+};
+
+} // namespace captionist

@@ -1,0 +1,238 @@
+#include "fc_encoder.h"
+
+#include "fc_model.h"
+#include "fc_state.h"
+
+#include <cmath>
+
+namespace captionist {
+
+namespace {
+
+ggml_tensor * layer_norm(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, ggml_tensor * b, float eps) {
+    return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, eps), w), b);
+}
+
+ggml_tensor * linear(ggml_context * ctx, ggml_tensor * w, ggml_tensor * b, ggml_tensor * x) {
+    return ggml_add(ctx, ggml_mul_mat(ctx, w, x), b);
+}
+
+// FFN = down(silu(up(x)))
+ggml_tensor * feed_forward(ggml_context * ctx, ggml_tensor * x, ggml_tensor * up_w, ggml_tensor * up_b,
+                           ggml_tensor * down_w, ggml_tensor * down_b) {
+    return linear(ctx, down_w, down_b, ggml_silu(ctx, linear(ctx, up_w, up_b, x)));
+}
+
+// [W, H, C] -> channel-mixing 1x1 conv -> [W, H, C]
+ggml_tensor * pointwise(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, ggml_tensor * b) {
+    const int64_t W = x->ne[0], H = x->ne[1], C = x->ne[2];
+    ggml_tensor * xc = ggml_cont(ctx, ggml_permute(ctx, x, 1, 2, 0, 3)); // [C, W, H]
+    ggml_tensor * y = linear(ctx, w, b, ggml_reshape_2d(ctx, xc, C, W * H)); // [C, W*H]
+    y = ggml_reshape_3d(ctx, y, C, W, H);
+    return ggml_cont(ctx, ggml_permute(ctx, y, 2, 0, 1, 3)); // [W, H, C]
+}
+
+// Subsampling of the mel window to [C*F', n] frames (before the linear layer).
+ggml_tensor * subsample(ggml_context * ctx, const fc_model & m, fc_encoder_graph & g,
+                        const std::vector<fc_sub_range> & ranges) {
+    const fc_hparams & hp = m.hp;
+    const int s = (int) hp.sub_stride;
+    const int pad_lo = (int) hp.sub_kernel - 1, pad_hi = (int) hp.sub_stride - 1;
+    ggml_tensor * x = nullptr;
+    for (uint32_t st = 0; st < hp.sub_stages(); ++st) {
+        const fc_sub_stage & w = m.w.sub[st];
+        const int64_t C = hp.sub_channels;
+        if (st == 0) {
+            x = ggml_conv_2d(ctx, w.dw_w, g.mel, s, s, 0, 0, 1, 1); // [F1, T1, C, 1]
+            x = ggml_add(ctx, x, ggml_reshape_3d(ctx, w.dw_b, 1, 1, C));
+        } else {
+            x = ggml_pad_ext(ctx, x, pad_lo, pad_hi, 0, 0, 0, 0, 0, 0);  // frequency padding
+            x = ggml_conv_2d_dw_direct(ctx, w.dw_w, x, s, s, 0, 0, 1, 1); // [F, T, C, 1]
+            x = ggml_add(ctx, x, ggml_reshape_3d(ctx, w.dw_b, 1, 1, C));
+            x = pointwise(ctx, x, w.pw_w, w.pw_b);
+        }
+        ggml_tensor * mask = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 1, ranges[st + 1].count, 1);
+        ggml_set_input(mask);
+        g.sub_masks.push_back(mask);
+        x = ggml_relu(ctx, ggml_mul(ctx, x, mask));
+    }
+    // [F', n, C] -> [F', C, n] -> [C*F', n] with feature index c*F' + f
+    const int64_t F = x->ne[0], n = x->ne[1], C = x->ne[2];
+    x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));
+    return ggml_reshape_2d(ctx, x, F * C, n);
+}
+
+// Relative-position self-attention of the batch against the ring window [p0 - n_cache, p0 + n).
+ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state, int il,
+                             ggml_tensor * h, ggml_tensor * mask, int64_t p0, int n, int n_cache) {
+    const fc_hparams & hp = m.hp;
+    const fc_layer & l = m.w.layers[il];
+    const fc_geometry & geo = state.geo;
+    const int64_t E = hp.n_embd, hd = hp.head_dim(), nh = hp.n_head;
+    const int64_t cap = geo.cap, W = n_cache + n;
+
+    ggml_tensor * q = ggml_reshape_3d(ctx, linear(ctx, l.wq, l.bq, h), hd, nh, n);
+    ggml_tensor * k = linear(ctx, l.wk, l.bk, h); // [E, n]
+    ggml_tensor * v = linear(ctx, l.wv, l.bv, h); // [E, n]
+
+    // store the batch's keys/values at their slots and at the mirrored slots
+    ggml_tensor * kc = state.k[il];
+    ggml_tensor * vc = state.v[il];
+    for (int64_t done = 0; done < n;) {
+        const int64_t slot = (p0 + done) % cap;
+        const int64_t cnt = std::min<int64_t>(n - done, cap - slot);
+        ggml_tensor * ks = ggml_view_2d(ctx, k, E, cnt, k->nb[1], done * k->nb[1]);
+        ggml_tensor * vs = ggml_transpose(ctx, ggml_view_2d(ctx, v, E, cnt, v->nb[1], done * v->nb[1]));
+        for (int64_t mirror : {slot, slot + cap}) {
+            ggml_tensor * kd = ggml_view_2d(ctx, kc, E, cnt, kc->nb[1], mirror * kc->nb[1]);
+            ggml_build_forward_expand(gf, ggml_cpy(ctx, ks, kd));
+            ggml_tensor * vd = ggml_view_2d(ctx, vc, cnt, E, vc->nb[1], mirror * ggml_element_size(vc));
+            ggml_build_forward_expand(gf, ggml_cpy(ctx, vs, vd));
+        }
+        done += cnt;
+    }
+    const int64_t a = ((p0 - n_cache) % cap + cap) % cap; // first slot of the window
+    ggml_tensor * keys = ggml_view_3d(ctx, kc, hd, nh, W, ggml_row_size(kc->type, hd), kc->nb[1], a * kc->nb[1]);
+    keys = ggml_permute(ctx, keys, 0, 2, 1, 3); // [hd, W, nh]
+    ggml_tensor * values = ggml_view_3d(ctx, vc, W, hd, nh, vc->nb[1], vc->nb[1] * hd, a * ggml_element_size(vc));
+
+    ggml_tensor * qu = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_u, hd, nh, 1)), 0, 2, 1, 3);
+    ggml_tensor * qv = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_v, hd, nh, 1)), 0, 2, 1, 3);
+    ggml_tensor * ac = ggml_mul_mat(ctx, keys, qu); // [W, n, nh]
+    ggml_mul_mat_set_prec(ac, GGML_PREC_F32);
+
+    // position term: offsets n_cache + i - j for query i, key j; the table holds offsets rel_top down
+    const int64_t n_rel = W + n - 1;
+    const int64_t col0 = geo.rel_top - (n_cache + n - 1);
+    ggml_tensor * pt = state.pos[il];
+    ggml_tensor * pv = ggml_view_3d(ctx, pt, hd, nh, n_rel, ggml_row_size(pt->type, hd), pt->nb[1], col0 * pt->nb[1]);
+    pv = ggml_permute(ctx, pv, 0, 2, 1, 3);       // [hd, n_rel, nh]
+    ggml_tensor * bd = ggml_mul_mat(ctx, pv, qv); // [n_rel, n, nh]: row i, column m = offset (n_cache+n-1) - m
+    // element (i, j) needs column n - 1 - i + j: a view whose row stride is one element short
+    bd = ggml_view_3d(ctx, bd, W, n, nh, (n_rel - 1) * sizeof(float), bd->nb[2], (size_t) (n - 1) * sizeof(float));
+    ggml_tensor * scores = ggml_add(ctx, ac, ggml_cont(ctx, bd));
+    ggml_tensor * attn = ggml_soft_max_ext(ctx, scores, mask, 1.0f / std::sqrt((float) hd), 0.0f);
+    ggml_tensor * out = ggml_mul_mat(ctx, values, attn); // [hd, n, nh]
+    out = ggml_cont_2d(ctx, ggml_permute(ctx, out, 0, 2, 1, 3), E, n);
+    return linear(ctx, l.wo, l.bo, out);
+}
+
+// pw1 -> GLU -> causal depthwise conv (state.conv holds the previous kernel-1 inputs) -> norm -> SiLU -> pw2
+ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state, int il,
+                          ggml_tensor * h, int n) {
+    const fc_hparams & hp = m.hp;
+    const fc_layer & l = m.w.layers[il];
+    const int64_t E = hp.n_embd, K = hp.conv_kernel;
+    ggml_tensor * x = linear(ctx, l.conv_pw1_w, l.conv_pw1_b, h); // [2E, n]
+    ggml_tensor * xa = ggml_view_2d(ctx, x, E, n, x->nb[1], 0);
+    ggml_tensor * xb = ggml_view_2d(ctx, x, E, n, x->nb[1], E * ggml_element_size(x));
+    ggml_tensor * glu = ggml_mul(ctx, xa, ggml_sigmoid(ctx, xb)); // [E, n]
+    ggml_tensor * y;
+    if (K > 1) {
+        ggml_tensor * cache = state.conv[il]; // [K-1, E]
+        ggml_tensor * seq = ggml_concat(ctx, cache, ggml_cont(ctx, ggml_transpose(ctx, glu)), 0); // [K-1+n, E]
+        ggml_tensor * last = ggml_view_2d(ctx, seq, K - 1, E, seq->nb[1], (size_t) n * ggml_element_size(seq));
+        y = ggml_ssm_conv(ctx, ggml_reshape_3d(ctx, seq, K - 1 + n, E, 1), l.conv_dw_w); // [E, n, 1]
+        y = ggml_reshape_2d(ctx, y, E, n);
+        ggml_build_forward_expand(gf, y);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, last, cache)); // after y: the conv read the old cache
+    } else {
+        y = ggml_mul(ctx, glu, ggml_reshape_1d(ctx, l.conv_dw_w, E));
+    }
+    y = ggml_add(ctx, y, l.conv_dw_b);
+    if (hp.conv_norm == fc_conv_norm::FC_CONV_NORM_LAYER) {
+        y = layer_norm(ctx, y, l.conv_dw_norm_w, l.conv_dw_norm_b, hp.norm_eps);
+    } else {
+        y = ggml_add(ctx, ggml_mul(ctx, y, l.conv_dw_norm_w), l.conv_dw_norm_b); // folded batch norm
+    }
+    return linear(ctx, l.conv_pw2_w, l.conv_pw2_b, ggml_silu(ctx, y));
+}
+
+} // namespace
+
+std::vector<fc_sub_range> fc_sub_ranges(const fc_hparams & hp, int64_t t0, int64_t n) {
+    const int stages = (int) hp.sub_stages();
+    std::vector<fc_sub_range> r((size_t) stages + 1);
+    int64_t lo = t0, hi = t0 + n - 1; // inclusive
+    r[(size_t) stages] = {lo, n};
+    for (int st = stages - 1; st >= 0; --st) {
+        lo = lo * hp.sub_stride - (hp.sub_kernel - 1);
+        hi = hi * hp.sub_stride;
+        r[(size_t) st] = {lo, hi - lo + 1};
+    }
+    return r;
+}
+
+std::vector<float> fc_pos_embedding(const fc_model & m, int rel_top, int n_rel) {
+    const int64_t E = m.hp.n_embd;
+    std::vector<float> inv_freq((size_t) E / 2);
+    for (int64_t i = 0; i < E / 2; ++i) inv_freq[(size_t) i] = 1.0f / std::pow(10000.0f, (float) (2 * i) / (float) E);
+    std::vector<float> pe((size_t) (E * n_rel));
+    for (int c = 0; c < n_rel; ++c) {
+        const float pos = (float) (rel_top - c);
+        for (int64_t i = 0; i < E / 2; ++i) {
+            const float a = pos * inv_freq[(size_t) i];
+            pe[(size_t) (c * E + 2 * i)] = std::sin(a);
+            pe[(size_t) (c * E + 2 * i + 1)] = std::cos(a);
+        }
+    }
+    return pe;
+}
+
+fc_pos_graph build_fc_pos_graph(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state) {
+    fc_pos_graph g;
+    g.pe = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, m.hp.n_embd, state.geo.n_rel);
+    ggml_set_input(g.pe);
+    for (uint32_t il = 0; il < m.hp.n_layer; ++il) {
+        ggml_tensor * p = ggml_mul_mat(ctx, m.w.layers[il].wpos, g.pe); // [E, n_rel]
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, p, state.pos[il]));
+    }
+    return g;
+}
+
+fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state,
+                                        int64_t p0, int n, int n_cache, int prompt, bool capture) {
+    const fc_hparams & hp = m.hp;
+    const fc_weights & w = m.w;
+    fc_encoder_graph g;
+    const std::vector<fc_sub_range> ranges = fc_sub_ranges(hp, p0, n);
+    g.mel = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, hp.n_mel + hp.sub_kernel - 1 + hp.sub_stride - 1, ranges[0].count);
+    ggml_set_input(g.mel);
+    g.attn_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_cache + n, n);
+    ggml_set_input(g.attn_mask);
+
+    ggml_tensor * x = linear(ctx, w.sub_out_w, w.sub_out_b, subsample(ctx, m, g, ranges)); // [E, n]
+    x = ggml_scale(ctx, x, hp.xscale);
+    if (capture) {
+        g.enc_in = x;
+        ggml_set_output(x);
+    }
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        const fc_layer & l = w.layers[il];
+        ggml_tensor * h = layer_norm(ctx, x, l.ffn1_norm_w, l.ffn1_norm_b, hp.norm_eps);
+        x = ggml_add(ctx, x, ggml_scale(ctx, feed_forward(ctx, h, l.ffn1_up_w, l.ffn1_up_b, l.ffn1_down_w, l.ffn1_down_b), 0.5f));
+        h = layer_norm(ctx, x, l.attn_norm_w, l.attn_norm_b, hp.norm_eps);
+        x = ggml_add(ctx, x, self_attention(ctx, gf, m, state, (int) il, h, g.attn_mask, p0, n, n_cache));
+        h = layer_norm(ctx, x, l.conv_norm_w, l.conv_norm_b, hp.norm_eps);
+        x = ggml_add(ctx, x, conv_module(ctx, gf, m, state, (int) il, h, n));
+        h = layer_norm(ctx, x, l.ffn2_norm_w, l.ffn2_norm_b, hp.norm_eps);
+        x = ggml_add(ctx, x, ggml_scale(ctx, feed_forward(ctx, h, l.ffn2_up_w, l.ffn2_up_b, l.ffn2_down_w, l.ffn2_down_b), 0.5f));
+        x = layer_norm(ctx, x, l.out_norm_w, l.out_norm_b, hp.norm_eps);
+    }
+    if (capture) {
+        g.enc_out = x;
+        ggml_set_output(x);
+    }
+    if (hp.n_prompts > 0) {
+        // fc1 · [x; onehot(prompt)] = fc1_x · x + fc1_lang[prompt]
+        ggml_tensor * lang = ggml_view_1d(ctx, w.prompt_fc1_lang, hp.prompt_n_ff, (size_t) prompt * w.prompt_fc1_lang->nb[1]);
+        ggml_tensor * p = ggml_add(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w.prompt_fc1_w, x), lang), w.prompt_fc1_b);
+        x = linear(ctx, w.prompt_fc2_w, w.prompt_fc2_b, ggml_relu(ctx, p));
+    }
+    g.joint_enc = linear(ctx, w.enc_proj_w, w.enc_proj_b, x); // [J, n]
+    ggml_set_output(g.joint_enc);
+    ggml_build_forward_expand(gf, g.joint_enc);
+    return g;
+}
+
+} // namespace captionist
