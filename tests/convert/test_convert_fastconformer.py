@@ -31,6 +31,7 @@ from tests.convert.fastconformer_synthetic import (
     write_nemo,
 )
 from tests.convert.gguf_contents import GgufContents, read_gguf
+from tests.convert.synthetic_checkpoint import write_safetensors
 
 FIXTURES = Path(__file__).resolve().parent.parent / "data" / "fastconformer"
 HF_FIXTURES = ["nemotron_tiny", "nemotron_tiny_ctx", "nemotron35_tiny"]
@@ -370,3 +371,24 @@ def test_cli_converts_a_nemo_archive(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     assert "wrote" in capsys.readouterr().out
     assert read_gguf(tmp_path / "m.gguf").types["enc.blk.0.attn_q.weight"] == GGMLQuantizationType.BF16
+
+
+def test_hf_flat_preprocessor_config_and_shards(tmp_path: Path) -> None:
+    src = tmp_path / "hf"
+    sd = write_hf(src, D)
+    reference = _convert(src, tmp_path / "a.gguf")
+    processor = json.loads((src / "processor_config.json").read_text())
+    flat = processor.pop("feature_extractor") | processor  # older save_pretrained: one flat file
+    (src / "processor_config.json").unlink()
+    (src / "preprocessor_config.json").write_text(json.dumps(flat))
+    (src / "model.safetensors").unlink()
+    names = sorted(sd)
+    weight_map = {}
+    for i, part in enumerate((names[::2], names[1::2])):
+        shard = f"model-0000{i + 1}-of-00002.safetensors"
+        write_safetensors(src / shard, {n: ("F32", sd[n]) for n in part})
+        weight_map |= {n: shard for n in part}
+    (src / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    _convert(src, tmp_path / "b.gguf")
+    assert (tmp_path / "b.gguf").read_bytes() == (tmp_path / "a.gguf").read_bytes()
+    assert reference.meta["fastconformer.encoder.lookaheads"] == [1, 4, 0]
