@@ -43,7 +43,13 @@ ggml_tensor * subsample(ggml_context * ctx, const fc_model & m, fc_encoder_graph
         const fc_sub_stage & w = m.w.sub[st];
         const int64_t C = hp.sub_channels;
         if (st == 0) {
-            x = ggml_conv_2d(ctx, w.dw_w, g.mel, s, s, 0, 0, 1, 1); // [F1, T1, C, 1]
+            // im2col in F32 (ggml_conv_2d would round the patches to the kernel's type, but we
+            // also want exact F32 with F16 files) -> [9, F1*T1] patches times [9, C] kernel
+            ggml_tensor * cols = ggml_im2col(ctx, w.dw_w, g.mel, s, s, 0, 0, 1, 1, true, GGML_TYPE_F32); // [9, F1, T1]
+            const int64_t F1 = cols->ne[1], T1 = cols->ne[2];
+            ggml_tensor * kern = ggml_reshape_2d(ctx, w.dw_w, w.dw_w->ne[0] * w.dw_w->ne[1], C); // [9, C]
+            x = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, cols, cols->ne[0], F1 * T1), kern);   // [F1*T1, C]
+            x = ggml_reshape_3d(ctx, x, F1, T1, C);
             x = ggml_add(ctx, x, ggml_reshape_3d(ctx, w.dw_b, 1, 1, C));
         } else {
             x = ggml_pad_ext(ctx, x, pad_lo, pad_hi, 0, 0, 0, 0, 0, 0);  // frequency padding
