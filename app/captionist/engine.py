@@ -189,7 +189,9 @@ class Model:
             return self.default_latency_ms
         if chosen not in self.latencies_ms:
             allowed = ", ".join(str(x) for x in self.latencies_ms)
-            raise ValueError(f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms")
+            raise ValueError(
+                f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms"
+            )
         return int(chosen)
 
     def resolve_language(self, language: str | None) -> str:
@@ -258,7 +260,12 @@ class Stream:
     """
 
     def __init__(
-        self, model: Model, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None
+        self,
+        model: Model,
+        latency_ms: int | None = None,
+        language: str | None = None,
+        *,
+        delay_ms: int | None = None,
     ) -> None:
         self.model = model
         self._latency = model.resolve_latency(latency_ms, delay_ms)

@@ -18,7 +18,9 @@ def test_offline_matches_reference(loaded: Callable[..., engine.Model], model: s
     case = load_expected(model)["cases"][index]
     m = loaded(model)
     t = m.transcribe(
-        load_clip(case["clip"]), delay_ms=case["delay_tokens"] * engine.TOKEN_MS, stop_at_end_of_utterance=True
+        load_clip(case["clip"]),
+        delay_ms=case["delay_tokens"] * engine.TOKEN_MS,
+        stop_at_end_of_utterance=True,
     )
     assert t.token_ids == case["token_ids"], f"{case['clip']} d={case['delay_tokens']}"
     assert t.text == case["text"]
