@@ -59,14 +59,14 @@ bool voxtral_is_matrix_to_quantize(const std::string & name) {
     return ends_with(name, ".weight");
 }
 
-// FastConformer: every linear layer (feed-forward, attention, pointwise convs, projections, joint,
-// embedding). The subsampling convolutions, the depthwise kernels, the language table and the
+// FastConformer: every linear layer (feed-forward, attention, pointwise convs, projections, LSTM,
+// joint, embedding). The subsampling convolutions, the depthwise kernels, the language table and the
 // frontend stay F32 (engine/GGUF.md): they are small and the engine reads them as F32.
 bool fastconformer_is_matrix_to_quantize(const std::string & name) {
     if (name.rfind("audio.", 0) == 0) return false;
     if (name.rfind("enc.sub.", 0) == 0) return name == "enc.sub.out.weight";
     if (ends_with(name, ".conv_dw.weight") || name == "prompt.fc1_lang.weight") return false;
-    return ends_with(name, ".weight");
+    return ends_with(name, ".weight") || ends_with(name, ".w_ih") || ends_with(name, ".w_hh");
 }
 
 bool is_matrix_to_quantize(model_architecture arch, const std::string & name, const ggml_tensor * t) {
