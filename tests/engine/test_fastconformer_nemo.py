@@ -35,7 +35,7 @@ def nemo_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str],
             if kind != "f32":
                 path = root / f"{model}.{kind}.gguf"
                 engine.quantize(f32, path, kind)
-            cache[(model, kind)] = engine.Model(path, backend="cpu", n_threads=2)
+            cache[(model, kind)] = engine.Model(path, backend="cpu", n_threads=1)
         return cache[(model, kind)]
 
     return get
@@ -210,3 +210,21 @@ def test_converted_file_path(tmp_path: Path) -> None:
     out = tmp_path / "p.gguf"
     convert_checkpoint(source("parakeet_eou_tiny"), out, "f16", progress=False)
     assert engine.Model(out, backend="cpu").info["tensor_types"]["f16"] > 0
+
+
+def test_memory_is_constant_over_a_long_stream(nemo_model: Callable[..., engine.Model]) -> None:
+    """Five minutes of audio: the stream's state stays the same size once its caches are full, and
+    decoding keeps up with the audio (deterministic counts; speed is bench/'s business)."""
+    s = _engine.Stream(nemo_model("parakeet_eou_tiny_ctx")._m)
+    speech = clip("parakeet_eou_tiny_ctx", "speech_pause")
+    sizes: list[int] = []
+    fed = 0
+    while fed < 5 * 60 * 16000:
+        for pos in range(0, len(speech), 4000):
+            r = s.feed(speech[pos : pos + 4000])
+            fed += len(speech[pos : pos + 4000])
+            sizes.append(s.state_bytes)
+            assert r["audio_ms_received"] - r["audio_ms_decoded"] <= 160 + 80 + 25 + 250
+    assert len(set(sizes[50:])) == 1, sorted(set(sizes))
+    t = s.timings()
+    assert abs(t["n_encoder_frames"] - fed / 1280) <= 2 + 1  # every 80 ms frame but the last chunk
