@@ -7,7 +7,7 @@ import pytest
 from captionist.transcript import FORMATS, Caption, check_format, parse, render, segment_tokens
 from captionist.transcript.render import PARAGRAPH_GAP_MS
 from captionist.transcript.timecode import format_clock, format_timestamp, parse_timestamp
-from tests.transcript.tokens import words
+from tests.transcript.tokens import TOKEN_MS, words
 
 CAPTIONS = [
     Caption(0, 1480, "Bonjour à tous,\nça va très bien."),
@@ -29,7 +29,9 @@ def test_timestamped_txt_parses_back_with_line_breaks_as_spaces() -> None:
 
 
 def test_segmented_captions_round_trip() -> None:
-    caps = segment_tokens(words("one two three. " * 20) + words("later on", start_ms=60_000, first_id=5))
+    caps = segment_tokens(
+        words("one two three. " * 20) + words("later on", start_ms=60_000, first_id=5), token_ms=TOKEN_MS
+    )
     assert len(caps) > 2
     for fmt in ("srt", "vtt", "json"):
         assert parse(fmt, render(fmt, caps)) == caps
@@ -121,3 +123,16 @@ def test_check_format() -> None:
     assert check_format(".SRT") == "srt"
     with pytest.raises(ValueError, match="choose one of txt, srt, vtt, json, md"):
         check_format("doc")
+
+
+def test_a_caption_that_starts_an_utterance_goes_on_a_new_line_in_plain_text() -> None:
+    caps = [
+        Caption(0, 400, "first one"),
+        Caption(400, 800, "second one", starts_utterance=True),
+        Caption(800, 1200, "same line"),
+        Caption(1200 + PARAGRAPH_GAP_MS, 4000, "after a pause", starts_utterance=True),
+    ]
+    assert render("txt", caps) == "first one\nsecond one same line\n\nafter a pause\n"
+    assert render("md", caps).endswith("first one\n\nsecond one same line\n\nafter a pause\n")
+    srt = render("srt", caps)
+    assert parse("srt", srt) == caps and srt.count("-->") == 4  # a cue each; times unchanged

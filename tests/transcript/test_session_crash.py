@@ -20,7 +20,7 @@ from pathlib import Path
 from captionist.engine import Token
 from captionist.transcript import SessionWriter
 
-w = SessionWriter(Path(sys.argv[1]), sys.argv[2], started=datetime(2026, 11, 29, 9, 30, 0))
+w = SessionWriter(Path(sys.argv[1]), sys.argv[2], started=datetime(2026, 11, 29, 9, 30, 0), token_ms=80)
 for i in itertools.count():
     t = i * 80 + (i // 7) * 1000  # a one-second pause after every seventh word
     w.add_tokens([Token(1000 + i, f" w{i}", t), Token(32, "", t + 80, True)])

@@ -19,7 +19,7 @@ from captionist.transcript import (
     segment_tokens,
 )
 from captionist.transcript import journal as journal_module
-from tests.transcript.tokens import pads, words
+from tests.transcript.tokens import TOKEN_MS, pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
 
@@ -36,8 +36,8 @@ def all_tokens() -> list[Token]:
 
 
 def test_file_name_layout_and_unique_names(tmp_path: Path) -> None:
-    w1 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED)
-    w2 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED)
+    w1 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED, token_ms=TOKEN_MS)
+    w2 = SessionWriter(tmp_path / "sessions", "srt", started=STARTED, token_ms=TOKEN_MS)
     assert w1.path == tmp_path / "sessions" / "2026-11-29 09-30-00.srt"
     assert w1.journal_path == tmp_path / "sessions" / "2026-11-29 09-30-00.journal.jsonl"
     assert w2.path.name == "2026-11-29 09-30-00 (2).srt"
@@ -47,33 +47,35 @@ def test_file_name_layout_and_unique_names(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_closed_file_equals_rendering_all_tokens(tmp_path: Path, fmt: str) -> None:
-    w = SessionWriter(tmp_path, fmt, started=STARTED, meta={"model": "m.gguf"})
+    w = SessionWriter(tmp_path, fmt, started=STARTED, meta={"model": "m.gguf"}, token_ms=TOKEN_MS)
     for update in stream():
         w.add_tokens(update)
     path = w.close()
-    expected = render(fmt, segment_tokens(all_tokens()), timestamps=True, meta=w.meta)
+    expected = render(fmt, segment_tokens(all_tokens(), token_ms=TOKEN_MS), timestamps=True, meta=w.meta)
     assert path.read_text(encoding="utf-8") == expected
     assert "Sales grew by four percent." in expected.replace("\n", " ")
 
 
 @pytest.mark.parametrize("fmt", ["srt", "vtt", "json", "txt"])
 def test_finished_captions_are_in_the_file_before_close(tmp_path: Path, fmt: str) -> None:
-    w = SessionWriter(tmp_path, fmt, started=STARTED)
+    w = SessionWriter(tmp_path, fmt, started=STARTED, token_ms=TOKEN_MS)
     updates = stream()
     for update in updates[:3]:
         w.add_tokens(update)
     # a sentence end only closes a caption once the next word arrives
-    assert parse(fmt, w.path.read_text(encoding="utf-8")) == [segment_tokens(all_tokens())[0]]
+    assert parse(fmt, w.path.read_text(encoding="utf-8")) == [
+        segment_tokens(all_tokens(), token_ms=TOKEN_MS)[0]
+    ]
     w.add_tokens(updates[3])  # pads: the clock passes the pause, so the open caption is finished
     assert parse(fmt, w.path.read_text(encoding="utf-8")) == segment_tokens(
-        updates[0] + updates[1] + updates[2]
+        updates[0] + updates[1] + updates[2], token_ms=TOKEN_MS
     )
     w.close()
 
 
 def test_appended_file_is_a_prefix_of_the_final_file(tmp_path: Path) -> None:
     for fmt in ("txt", "md"):
-        w = SessionWriter(tmp_path / fmt, fmt, started=STARTED, timestamps=False)
+        w = SessionWriter(tmp_path / fmt, fmt, started=STARTED, timestamps=False, token_ms=TOKEN_MS)
         for update in stream()[:4]:
             w.add_tokens(update)
         partial = w.path.read_text(encoding="utf-8")
@@ -85,7 +87,7 @@ def test_appended_file_is_a_prefix_of_the_final_file(tmp_path: Path) -> None:
 
 
 def test_journal_holds_every_committed_text_token(tmp_path: Path) -> None:
-    w = SessionWriter(tmp_path, "srt", started=STARTED, meta={"model": "m.gguf"})
+    w = SessionWriter(tmp_path, "srt", started=STARTED, meta={"model": "m.gguf"}, token_ms=TOKEN_MS)
     for update in stream():
         w.add_tokens(update)
     contents = read_journal(w.journal_path)
@@ -100,13 +102,13 @@ def test_journal_holds_every_committed_text_token(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_export_from_journal_in_every_format(tmp_path: Path, fmt: str) -> None:
-    w = SessionWriter(tmp_path / "s", "srt", started=STARTED, meta={"model": "m.gguf"})
+    w = SessionWriter(tmp_path / "s", "srt", started=STARTED, meta={"model": "m.gguf"}, token_ms=TOKEN_MS)
     for update in stream():
         w.add_tokens(update)
     w.close()
     dest = tmp_path / f"out.{fmt}"
     SessionWriter.export(w.journal_path, dest, fmt)
-    captions = segment_tokens(all_tokens())
+    captions = segment_tokens(all_tokens(), token_ms=TOKEN_MS)
     assert dest.read_text(encoding="utf-8") == render(fmt, captions, timestamps=True, meta=w.meta)
     if fmt != "md":
         parsed = parse(fmt, dest.read_text(encoding="utf-8"))
@@ -114,7 +116,7 @@ def test_export_from_journal_in_every_format(tmp_path: Path, fmt: str) -> None:
 
 
 def test_export_from_a_transcript_file_without_journal(tmp_path: Path) -> None:
-    captions = segment_tokens(all_tokens())
+    captions = segment_tokens(all_tokens(), token_ms=TOKEN_MS)
     src = tmp_path / "talk.srt"
     src.write_text(render("srt", captions), encoding="utf-8")
     SessionWriter.export(src, tmp_path / "talk.vtt", "vtt")
@@ -127,7 +129,7 @@ def test_unwritable_folder_raises_a_clear_oserror(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the folder should be")
     with pytest.raises(TranscriptWriteError, match="cannot write transcript file") as info:
-        SessionWriter(blocker / "sessions", "srt", started=STARTED)
+        SessionWriter(blocker / "sessions", "srt", started=STARTED, token_ms=TOKEN_MS)
     assert isinstance(info.value, OSError)
     assert str(blocker) in str(info.value)
 
@@ -135,7 +137,7 @@ def test_unwritable_folder_raises_a_clear_oserror(tmp_path: Path) -> None:
 def test_full_disk_raises_and_keeps_the_tokens_for_the_next_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    w = SessionWriter(tmp_path, "srt", started=STARTED)
+    w = SessionWriter(tmp_path, "srt", started=STARTED, token_ms=TOKEN_MS)
     updates = stream()
     w.add_tokens(updates[0])
     real_write = os.write
@@ -157,29 +159,70 @@ def test_full_disk_raises_and_keeps_the_tokens_for_the_next_write(
     lines = w.journal_path.read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line) for line in lines)  # no torn line left in the middle
     assert read_journal(w.journal_path).tokens == [t for t in all_tokens() if not t.is_control]
-    assert parse("srt", w.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens())
+    assert parse("srt", w.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens(), token_ms=TOKEN_MS)
 
 
 def test_recover_rebuilds_unclosed_sessions_only(tmp_path: Path) -> None:
-    crashed = SessionWriter(tmp_path, "vtt", started=STARTED)
+    crashed = SessionWriter(tmp_path, "vtt", started=STARTED, token_ms=TOKEN_MS)
     for update in stream():
         crashed.add_tokens(update)
-    done = SessionWriter(tmp_path, "srt", started=datetime(2026, 11, 29, 11, 0, 0))
+    done = SessionWriter(tmp_path, "srt", started=datetime(2026, 11, 29, 11, 0, 0), token_ms=TOKEN_MS)
     done.add_tokens(words("finished fine"))
     done.close()
     with open(crashed.journal_path, "ab") as f:
         f.write(b'{"id": 7, "p": " tor')  # a write cut short by the crash
     assert SessionWriter.recover(tmp_path) == [crashed.path]
-    assert parse("vtt", crashed.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens())
+    assert parse("vtt", crashed.path.read_text(encoding="utf-8")) == segment_tokens(
+        all_tokens(), token_ms=TOKEN_MS
+    )
     assert read_journal(crashed.journal_path).finished
     assert SessionWriter.recover(tmp_path) == []
 
 
 def test_clock_finishes_the_open_caption_without_control_tokens(tmp_path: Path) -> None:
-    w = SessionWriter(tmp_path, "srt", started=STARTED)
+    w = SessionWriter(tmp_path, "srt", started=STARTED, token_ms=TOKEN_MS)
     w.add_tokens(words("no pads from this engine"))  # last token at 320 ms, ends at 400 ms
     w.add_tokens([], clock_ms=400 + 799)
     assert parse("srt", w.path.read_text(encoding="utf-8")) == []
     w.add_tokens([], clock_ms=400 + 800)
     assert [c.text for c in parse("srt", w.path.read_text(encoding="utf-8"))] == ["no pads from this engine"]
     w.close()
+
+
+def test_ends_of_utterance_become_cues_and_lines_and_survive_the_journal(tmp_path: Path) -> None:
+    a, b = words("so that is settled"), words("next item", start_ms=320, first_id=2000)
+    for fmt, want in [("srt", None), ("txt", "so that is settled\nnext item\n")]:
+        w = SessionWriter(tmp_path / fmt, fmt, started=STARTED, timestamps=False, token_ms=TOKEN_MS)
+        w.add_tokens(a + pads(320, 320), utterance_ends=[4])  # the end comes after the last token
+        assert [c.text for c in w.captions] == ["so that is settled"]  # finished at once, no pause
+        w.add_tokens(b)
+        path = w.close()
+        if want is not None:
+            assert path.read_text(encoding="utf-8") == want
+        else:
+            assert [c.text for c in parse("srt", path.read_text(encoding="utf-8"))] == [
+                "so that is settled",
+                "next item",
+            ]
+        assert read_journal(w.journal_path).tokens == a + b
+        captions, header = SessionWriter.captions_from_journal(w.journal_path)
+        assert header["token_ms"] == TOKEN_MS
+        assert [(c.text, c.starts_utterance) for c in captions] == [
+            ("so that is settled", False),
+            ("next item", True),
+        ]
+
+
+def test_journals_without_token_ms_are_read_as_voxtral_ones(tmp_path: Path) -> None:
+    journal = tmp_path / "old.journal.jsonl"
+    lines = [{"type": "session", "version": 1, "fmt": "srt", "timestamps": True}]
+    lines += [{"id": 1, "p": " old", "t": 0}, {"id": 2, "p": " file", "t": 80}]
+    journal.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    captions, _ = SessionWriter.captions_from_journal(journal)
+    assert [(c.text, c.end_ms) for c in captions] == [("old file", 160)]
+
+
+def test_the_writer_uses_the_models_token_duration(tmp_path: Path) -> None:
+    w = SessionWriter(tmp_path, "srt", started=STARTED, token_ms=40)
+    w.add_tokens(words("quick", step_ms=40))
+    assert w.close().read_text().splitlines()[1] == "00:00:00,000 --> 00:00:00,040"

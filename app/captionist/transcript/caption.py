@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -11,12 +11,15 @@ class Caption:
 
     ``start_ms``/``end_ms`` are audio times in milliseconds from the start of the recording
     (``end_ms > start_ms``). ``text`` is UTF-8 text whose lines are separated by ``"\\n"``; it has
-    no leading/trailing whitespace and no empty lines.
+    no leading/trailing whitespace and no empty lines. ``starts_utterance``: the model ended an
+    utterance just before this cue, so plain-text transcripts put it on a new line. Subtitle
+    files do not record it, so it takes no part in comparisons (a parsed file equals its captions).
     """
 
     start_ms: int
     end_ms: int
     text: str
+    starts_utterance: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.start_ms < 0 or self.end_ms < self.start_ms:

@@ -3,10 +3,15 @@
 File layout (UTF-8 JSON lines, one object per line, ``\\n``-terminated)::
 
     {"type": "session", "version": 1, "started": "2026-11-29T09:30:00", "fmt": "srt",
-     "timestamps": true, "max_chars": 42, "max_lines": 2, "pause_ms": 800, "meta": {...}}
+     "timestamps": true, "max_chars": 42, "max_lines": 2, "pause_ms": 800, "token_ms": 80,
+     "meta": {...}}
     {"id": 1234, "p": " Hello", "t": 1520}        # one committed text token: id, piece, time_ms
+    {"type": "utterance_end"}                     # the model ended an utterance here
     ...
     {"type": "end", "ended": "2026-11-29T10:02:11"}   # only when the session closed cleanly
+
+Journals written before ``token_ms`` and ``utterance_end`` existed lack them; they were all
+Voxtral's (``LEGACY_TOKEN_MS``), and a reader that does not know a record type skips it.
 
 Each ``append_tokens`` call is one write followed by ``os.fsync``, so once it returns the
 tokens survive a ``kill -9`` or power loss. A torn last line (killed mid-write) is ignored when
@@ -23,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from captionist.engine import Token
+from captionist.transcript.segment import UTTERANCE_END, Item, UtteranceEnd
 
 JOURNAL_SUFFIX = ".journal.jsonl"
 JOURNAL_VERSION = 1
+LEGACY_TOKEN_MS = 80  # the token duration of journals that do not record one (all were Voxtral's)
 
 
 class TranscriptWriteError(OSError):
@@ -92,10 +99,17 @@ class JournalWriter:
         self._good_size += len(self._unsynced)
         self._unsynced = b""
 
-    def append_tokens(self, tokens: list[Token]) -> None:
-        """Durably append ``tokens`` and any left from a failed call; raises ``TranscriptWriteError``."""
+    def append_tokens(self, items: list[Item]) -> None:
+        """Durably append ``items`` (text tokens and ``UTTERANCE_END`` markers) and any left from a
+        failed call; raises ``TranscriptWriteError``."""
         lines = [
-            json.dumps({"id": t.id, "p": t.piece, "t": t.time_ms}, ensure_ascii=False) + "\n" for t in tokens
+            (
+                '{"type": "utterance_end"}'
+                if isinstance(t, UtteranceEnd)
+                else json.dumps({"id": t.id, "p": t.piece, "t": t.time_ms}, ensure_ascii=False)
+            )
+            + "\n"
+            for t in items
         ]
         self._append("".join(lines).encode())
 
@@ -130,8 +144,17 @@ def seal_journal(path: Path) -> None:
 @dataclass
 class JournalContents:
     header: dict[str, Any]
-    tokens: list[Token] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)  # text tokens and UTTERANCE_END markers, in order
     finished: bool = False
+
+    @property
+    def tokens(self) -> list[Token]:
+        return [t for t in self.items if isinstance(t, Token)]
+
+    @property
+    def token_ms(self) -> int:
+        value = self.header.get("token_ms", LEGACY_TOKEN_MS)
+        return value if isinstance(value, int) and value > 0 else LEGACY_TOKEN_MS
 
 
 def read_journal(path: Path) -> JournalContents:
@@ -159,6 +182,8 @@ def read_journal(path: Path) -> JournalContents:
             raise ValueError(f"{path}: line {n} is corrupt") from None
         if rec.get("type") == "end":
             out.finished = True
+        elif rec.get("type") == "utterance_end":
+            out.items.append(UTTERANCE_END)
         elif "t" in rec:
-            out.tokens.append(Token(int(rec["id"]), str(rec["p"]), int(rec["t"])))
+            out.items.append(Token(int(rec["id"]), str(rec["p"]), int(rec["t"])))
     return out

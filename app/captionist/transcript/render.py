@@ -6,10 +6,12 @@ and still end up with exactly what ``render`` would have written.
 
 * ``srt``  — numbered SubRip cues, ``HH:MM:SS,mmm``.
 * ``vtt``  — WebVTT; ``meta`` goes into a ``NOTE`` block; ``& < >`` are escaped.
-* ``txt``  — plain paragraphs (a new paragraph after a pause of ``PARAGRAPH_GAP_MS``), or with
-  ``timestamps=True`` one ``[HH:MM:SS.mmm --> HH:MM:SS.mmm] text`` line per caption.
-* ``md``   — a Markdown transcript: a title, ``meta`` as a list, then paragraphs
-  (``timestamps=True``: one ``**[MM:SS]** text`` paragraph per caption).
+* ``txt``  — plain paragraphs (a new paragraph after a pause of ``PARAGRAPH_GAP_MS``, a new line
+  where an utterance starts: ``Caption.starts_utterance``), or with ``timestamps=True`` one
+  ``[HH:MM:SS.mmm --> HH:MM:SS.mmm] text`` line per caption.
+* ``md``   — a Markdown transcript: a title, ``meta`` as a list, then paragraphs (a new one after a
+  pause or where an utterance starts; ``timestamps=True``: one ``**[MM:SS]** text`` paragraph per
+  caption).
 * ``json`` — ``{**meta, "text": ..., "captions": [{"start_ms", "end_ms", "text"}, ...]}``.
 """
 
@@ -82,8 +84,11 @@ def render_fragment(
     if fmt in ("txt", "md"):
         if previous is None:
             return one_line
-        gap = caption.start_ms - previous.end_ms
-        return ("\n\n" if gap >= PARAGRAPH_GAP_MS else " ") + one_line
+        if caption.start_ms - previous.end_ms >= PARAGRAPH_GAP_MS:
+            return "\n\n" + one_line
+        if caption.starts_utterance:  # a new line; in Markdown, a new paragraph
+            return ("\n" if fmt == "txt" else "\n\n") + one_line
+        return " " + one_line
     raise ValueError(f"format {fmt!r} is not written caption by caption")
 
 

@@ -4,28 +4,66 @@ Rules, applied left to right (a caption boundary, once made, never moves, so seg
 stream piece by piece gives the same captions as segmenting it whole):
 
 * control tokens (``Token.is_control``) contribute no text;
+* a new caption starts at an end of utterance (an ``UtteranceEnd`` marker in the token
+  sequence, placed where the model reported ``StreamEvent.END_OF_UTTERANCE``); that caption's
+  ``Caption.starts_utterance`` is set, so plain-text transcripts start a new line there;
 * a new caption starts when the silence between two text tokens reaches ``pause_ms``
-  (silence = next token's time - (previous text token's time + one token, 80 ms));
+  (silence = next token's time - (previous text token's time + one token of ``token_ms``));
 * a new caption starts at the first new word after a sentence end (``. ! ? …`` and their CJK
   forms, optionally followed by closing quotes or brackets);
 * a caption's text, word-wrapped at ``max_chars`` characters (Unicode code points, not bytes),
   has at most ``max_lines`` lines; a word that would overflow moves whole to the next caption,
   and only a word longer than a full caption is split.
 
-Times: ``start_ms`` is the first text token's time, ``end_ms`` the last text token's time plus
-one token (80 ms). Control tokens matter for timing in ``split_finished``: they advance the
-stream clock, so a trailing caption counts as finished once the clock is ``pause_ms`` past it.
+``token_ms`` is the model's token duration (``Model.token_ms``); every function takes it, since
+models differ. Times: ``start_ms`` is the first text token's time, ``end_ms`` the last text
+token's time plus one token. Control tokens matter for timing in ``split_finished``: they
+advance the stream clock, so a trailing caption counts as finished once the clock is
+``pause_ms`` past it (or once an end of utterance follows it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from captionist.engine import TOKEN_MS, Token
+from captionist.engine import Token
 from captionist.transcript.caption import Caption
 
 _SENTENCE_END = ".!?…。！？"
 _CLOSERS = "\"')]}»”’」』"
+
+
+@dataclass(frozen=True)
+class UtteranceEnd:
+    """Marks, inside a token sequence, where the model ended an utterance."""
+
+
+UTTERANCE_END = UtteranceEnd()
+Item = Token | UtteranceEnd
+
+
+@dataclass
+class TokenGroup:
+    """The text tokens of one caption; ``starts_utterance`` when an end of utterance precedes it."""
+
+    tokens: list[Token] = field(default_factory=list)
+    starts_utterance: bool = False
+
+
+def with_utterance_ends(tokens: Sequence[Token], ends: Iterable[int]) -> list[Item]:
+    """``tokens`` with an ``UTTERANCE_END`` inserted before index ``i`` for each ``i`` in ``ends``
+    (``len(tokens)``: after the last one), as ``Transcript.events`` positions them."""
+    at = sorted(set(ends))
+    out: list[Item] = []
+    k = 0
+    for i, tok in enumerate(tokens):
+        while k < len(at) and at[k] <= i:
+            out.append(UTTERANCE_END)
+            k += 1
+        out.append(tok)
+    out += [UTTERANCE_END] * (len(at) - k)
+    return out
 
 
 def wrap_text(text: str, max_chars: int) -> list[str]:
@@ -64,95 +102,131 @@ def ends_sentence(piece: str) -> bool:
     return bool(stripped) and stripped[-1] in _SENTENCE_END
 
 
-def _text_of(group: Sequence[Token]) -> str:
-    return "".join(t.piece for t in group)
+def _text_of(tokens: Sequence[Token]) -> str:
+    return "".join(t.piece for t in tokens)
 
 
-def group_tokens(
-    tokens: Sequence[Token], *, max_chars: int = 42, max_lines: int = 2, pause_ms: int = 800
-) -> list[list[Token]]:
-    """The text tokens of ``tokens``, grouped one list per caption (see the module rules)."""
+def _check_limits(max_chars: int, max_lines: int, token_ms: int) -> None:
     if max_lines < 1:
         raise ValueError(f"max_lines must be >= 1; got {max_lines}")
     if max_chars < 1:
         raise ValueError(f"max_chars must be >= 1; got {max_chars}")
+    if token_ms < 1:
+        raise ValueError(f"token_ms must be >= 1; got {token_ms}")
 
-    def fits(group: Sequence[Token]) -> bool:
-        return len(wrap_text(_text_of(group), max_chars)) <= max_lines
 
-    groups: list[list[Token]] = []
+def _groups(
+    items: Sequence[Item], max_chars: int, max_lines: int, pause_ms: int, token_ms: int
+) -> tuple[list[TokenGroup], bool]:
+    """The caption groups of ``items`` and whether an end of utterance closed the last one."""
+    _check_limits(max_chars, max_lines, token_ms)
+
+    def fits(tokens: Sequence[Token]) -> bool:
+        return len(wrap_text(_text_of(tokens), max_chars)) <= max_lines
+
+    groups: list[TokenGroup] = []
     cur: list[Token] = []
     word_start = 0  # index in ``cur`` where the word being built begins
     sentence_end = False
-    for tok in tokens:
+    utterance_start = False  # the next group opens an utterance
+    closed = False
+
+    def close(tokens: list[Token]) -> None:
+        nonlocal utterance_start
+        groups.append(TokenGroup(tokens, utterance_start))
+        utterance_start = False
+
+    for item in items:
+        if isinstance(item, UtteranceEnd):
+            if cur:
+                close(cur)
+                cur = []
+            utterance_start, sentence_end, closed = True, False, True
+            continue
+        tok = item
         if tok.is_control or not tok.piece:
             continue
         new_word = tok.piece[:1].isspace()
         if cur:
-            silence = tok.time_ms - (cur[-1].time_ms + TOKEN_MS)
+            silence = tok.time_ms - (cur[-1].time_ms + token_ms)
             if silence >= pause_ms or (sentence_end and new_word):
-                groups.append(cur)
+                close(cur)
                 cur = []
         if not cur and not tok.piece.strip():
             continue  # whitespace-only piece at a caption start carries nothing
+        closed = False
         if not cur or new_word:
             word_start = len(cur)
         candidate = cur + [tok]
         if not cur or fits(candidate):
             cur = candidate
         elif new_word or word_start == 0:
-            groups.append(cur)  # the caption is full (or one word fills it): start afresh
+            close(cur)  # the caption is full (or one word fills it): start afresh
             cur = [tok]
             word_start = 0
         else:
             moved = cur[word_start:] + [tok]
-            groups.append(cur[:word_start])
+            close(cur[:word_start])
             if fits(moved):
                 cur = moved
             else:
-                groups.append(cur[word_start:])
+                close(cur[word_start:])
                 cur = [tok]
             word_start = 0
         sentence_end = ends_sentence(tok.piece) or (sentence_end and not tok.piece.strip())
     if cur:
-        groups.append(cur)
-    return [g for g in groups if _text_of(g).strip()]
+        close(cur)
+    return [g for g in groups if _text_of(g.tokens).strip()], closed
 
 
-def caption_of(group: Sequence[Token], *, max_chars: int = 42) -> Caption:
+def group_tokens(
+    items: Sequence[Item], *, token_ms: int, max_chars: int = 42, max_lines: int = 2, pause_ms: int = 800
+) -> list[TokenGroup]:
+    """The text tokens of ``items``, grouped one ``TokenGroup`` per caption (see the module rules)."""
+    return _groups(items, max_chars, max_lines, pause_ms, token_ms)[0]
+
+
+def caption_of(group: TokenGroup, *, token_ms: int, max_chars: int = 42) -> Caption:
     """The caption for one token group: wrapped text, first token's time to last token's end."""
-    if not group:
+    if not group.tokens:
         raise ValueError("a caption needs at least one token")
-    text = "\n".join(wrap_text(_text_of(group), max_chars))
-    return Caption(group[0].time_ms, group[-1].time_ms + TOKEN_MS, text)
+    text = "\n".join(wrap_text(_text_of(group.tokens), max_chars))
+    end_ms = group.tokens[-1].time_ms + token_ms
+    return Caption(group.tokens[0].time_ms, end_ms, text, starts_utterance=group.starts_utterance)
 
 
 def segment_tokens(
-    tokens: Sequence[Token], *, max_chars: int = 42, max_lines: int = 2, pause_ms: int = 800
+    items: Sequence[Item], *, token_ms: int, max_chars: int = 42, max_lines: int = 2, pause_ms: int = 800
 ) -> list[Caption]:
-    """Captions for ``tokens`` (in stream order) following the module's rules."""
-    groups = group_tokens(tokens, max_chars=max_chars, max_lines=max_lines, pause_ms=pause_ms)
-    return [caption_of(g, max_chars=max_chars) for g in groups]
+    """Captions for ``items`` (tokens in stream order, with ``UTTERANCE_END`` markers) following the
+    module's rules."""
+    groups = _groups(items, max_chars, max_lines, pause_ms, token_ms)[0]
+    return [caption_of(g, token_ms=token_ms, max_chars=max_chars) for g in groups]
 
 
 def split_finished(
-    tokens: Sequence[Token],
+    items: Sequence[Item],
     clock_ms: int,
     *,
+    token_ms: int,
     max_chars: int = 42,
     max_lines: int = 2,
     pause_ms: int = 800,
-) -> tuple[list[list[Token]], list[Token]]:
-    """Split a stream's pending tokens into finished caption groups and the still-open rest.
+) -> tuple[list[TokenGroup], list[Item]]:
+    """Split a stream's pending items into finished caption groups and the still-open rest.
 
-    Every group but the last is finished; the last is finished too once ``clock_ms`` (the time of
-    the newest token seen, control tokens included) is ``pause_ms`` past its end, because any later
-    text token must then start a new caption. Returns ``(finished_groups, open_tokens)``.
+    Every group but the last is finished; the last is finished too once an end of utterance
+    follows it, or once ``clock_ms`` (the time of the newest token seen, control tokens included)
+    is ``pause_ms`` past its end, because any later text token must then start a new caption.
+    Returns ``(finished_groups, open_items)``; feeding ``open_items`` back in (plus what comes
+    next) continues the segmentation exactly.
     """
-    groups = group_tokens(tokens, max_chars=max_chars, max_lines=max_lines, pause_ms=pause_ms)
+    groups, closed = _groups(items, max_chars, max_lines, pause_ms, token_ms)
     if not groups:
-        return [], []
+        return [], [UTTERANCE_END] if closed else []
     last = groups[-1]
-    if clock_ms - (last[-1].time_ms + TOKEN_MS) >= pause_ms:
-        return groups, []
-    return groups[:-1], list(last)
+    if closed or clock_ms - (last.tokens[-1].time_ms + token_ms) >= pause_ms:
+        # the next caption opens an utterance if an end of utterance came after the last group
+        return groups, [UTTERANCE_END] if closed else []
+    head: list[Item] = [UTTERANCE_END] if last.starts_utterance else []
+    return groups[:-1], head + list(last.tokens)

@@ -6,8 +6,9 @@ On-disk layout, in the session folder (``stem`` = the start time, ``2026-11-29 0
     <stem>.<fmt>            the human transcript (srt, vtt, txt, md or json)
     <stem>.journal.jsonl    the token journal (see ``captionist.transcript.journal``)
 
-Write order per ``add_tokens`` call: committed text tokens go to the journal first (one write +
-``fsync``), so a ``kill -9`` at any moment loses nothing the app has shown. Each caption that is
+Write order per ``add_tokens`` call: committed text tokens, and the ends of utterance between
+them, go to the journal first (one write + ``fsync``), so a ``kill -9`` at any moment loses
+nothing the app has shown. Each caption that is
 finished (see ``segment.split_finished``) is then appended to the human file (``json`` is
 rewritten atomically instead, since it cannot be appended to). ``close`` rewrites the human file
 atomically from all captions (temp file, ``fsync``, ``os.replace``) and marks the journal ended.
@@ -46,7 +47,14 @@ from captionist.transcript.render import (
     render_fragment,
     render_header,
 )
-from captionist.transcript.segment import caption_of, group_tokens, segment_tokens, split_finished
+from captionist.transcript.segment import (
+    Item,
+    caption_of,
+    group_tokens,
+    segment_tokens,
+    split_finished,
+    with_utterance_ends,
+)
 
 STEM_FORMAT = "%Y-%m-%d %H-%M-%S"
 
@@ -79,6 +87,11 @@ def _append_durable(path: Path, text: str) -> None:
         raise TranscriptWriteError(path, exc) from exc
 
 
+def _keep(item: Item) -> bool:
+    """Journal and segment text tokens and ends of utterance; control tokens only move the clock."""
+    return not isinstance(item, Token) or (not item.is_control and bool(item.piece))
+
+
 def _free_stem(folder: Path, stem: str, fmt: str) -> str:
     candidate, n = stem, 1
     while (folder / f"{candidate}.{fmt}").exists() or (folder / f"{candidate}{JOURNAL_SUFFIX}").exists():
@@ -95,6 +108,7 @@ class SessionWriter:
         folder: Path,
         fmt: str,
         *,
+        token_ms: int,
         started: datetime | None = None,
         timestamps: bool = True,
         meta: dict | None = None,
@@ -105,7 +119,14 @@ class SessionWriter:
         self.fmt = check_format(fmt)
         self.started = started or datetime.now()
         self.timestamps = timestamps
-        self._seg = {"max_chars": max_chars, "max_lines": max_lines, "pause_ms": pause_ms}
+        if token_ms < 1:
+            raise ValueError(f"token_ms must be >= 1; got {token_ms}")
+        self._seg = {
+            "max_chars": max_chars,
+            "max_lines": max_lines,
+            "pause_ms": pause_ms,
+            "token_ms": token_ms,
+        }
         self.meta: dict[str, Any] = {"started": self.started.isoformat(timespec="seconds"), **(meta or {})}
         folder = Path(folder)
         try:
@@ -118,7 +139,7 @@ class SessionWriter:
         header = {"started": self.meta["started"], "fmt": self.fmt, "timestamps": timestamps, **self._seg}
         self._journal = JournalWriter(self.journal_path, {**header, "meta": self.meta})
         self._captions: list[Caption] = []
-        self._pending: list[Token] = []
+        self._pending: list[Item] = []
         self._clock_ms = 0
         self._human_dirty = True  # the human file must be (re)written whole
         self._closed = False
@@ -129,18 +150,22 @@ class SessionWriter:
         """Finished captions so far (the open one is not included)."""
         return list(self._captions)
 
-    def add_tokens(self, tokens: Sequence[Token], *, clock_ms: int | None = None) -> None:
+    def add_tokens(
+        self, tokens: Sequence[Token], *, clock_ms: int | None = None, utterance_ends: Sequence[int] = ()
+    ) -> None:
         """Record the tokens one stream update committed; durable when this returns.
 
-        Control tokens are not stored but their times advance the stream clock, which finishes
-        the open caption after a pause. ``clock_ms`` (optional) advances it too: pass it only if
-        no text token committed later can have an earlier ``time_ms``. Raises
-        ``TranscriptWriteError`` if the journal cannot be written; the tokens stay buffered and
-        go out with the next call that succeeds.
+        ``utterance_ends``: where the model ended an utterance, as counts of ``tokens`` before
+        each end (``len(tokens)``: after the last one); the next caption starts there. Control
+        tokens are not stored but their times advance the stream clock, which finishes the open
+        caption after a pause. ``clock_ms`` (optional) advances it too: pass it only if no text
+        token committed later can have an earlier ``time_ms``. Raises ``TranscriptWriteError`` if
+        the journal cannot be written; the tokens stay buffered and go out with the next call
+        that succeeds.
         """
         if self._closed:
             raise ValueError("this transcript session is already closed")
-        text = [t for t in tokens if not t.is_control and t.piece]
+        text = [t for t in with_utterance_ends(tokens, utterance_ends) if _keep(t)]
         for t in tokens:
             self._clock_ms = max(self._clock_ms, t.time_ms)
         if clock_ms is not None:
@@ -149,7 +174,9 @@ class SessionWriter:
         if text or self._journal.pending_bytes:
             self._journal.append_tokens(text)
         groups, self._pending = split_finished(self._pending, self._clock_ms, **self._seg)
-        new = [caption_of(g, max_chars=self._seg["max_chars"]) for g in groups]
+        new = [
+            caption_of(g, token_ms=self._seg["token_ms"], max_chars=self._seg["max_chars"]) for g in groups
+        ]
         if new:
             self._sync_human(new)
 
@@ -189,9 +216,10 @@ class SessionWriter:
             return self.path
         if self._journal.pending_bytes:
             self._journal.append_tokens([])
-        max_chars = self._seg["max_chars"]
+        max_chars, token_ms = self._seg["max_chars"], self._seg["token_ms"]
         self._captions.extend(
-            caption_of(g, max_chars=max_chars) for g in group_tokens(self._pending, **self._seg)
+            caption_of(g, token_ms=token_ms, max_chars=max_chars)
+            for g in group_tokens(self._pending, **self._seg)
         )
         self._pending = []
         write_atomic(self.path, render(self.fmt, self._captions, timestamps=self.timestamps, meta=self.meta))
@@ -206,7 +234,7 @@ class SessionWriter:
         contents = read_journal(journal)
         h = contents.header
         seg = {k: int(h[k]) for k in ("max_chars", "max_lines", "pause_ms") if k in h}
-        return segment_tokens(contents.tokens, **seg), h
+        return segment_tokens(contents.items, token_ms=contents.token_ms, **seg), h
 
     @staticmethod
     def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
