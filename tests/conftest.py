@@ -54,3 +54,40 @@ def wav_48k(tmp_path: Path) -> Path:
     path = tmp_path / "speech.wav"
     soundfile.write(path, np.stack([mono, mono], axis=1), 48000, subtype="FLOAT")
     return path
+
+
+# --- real FastConformer models, converted from the committed tiny fixtures once per test run ------
+
+FASTCONFORMER_DATA = ROOT / "tests" / "data" / "fastconformer"
+
+
+def _converted(tmp_path_factory: pytest.TempPathFactory, src: Path, name: str) -> Path:
+    """``src`` (an HF folder or a .nemo file) converted to an F32 GGUF; skips while it is absent."""
+    if not src.exists():
+        pytest.skip(f"{src.relative_to(ROOT)} is not in this checkout yet")
+    pytest.importorskip("captionist._engine")
+    from captionist.convert import convert_checkpoint
+
+    out = tmp_path_factory.mktemp("fastconformer") / name
+    convert_checkpoint(src, out, "f32", progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def nemotron_tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Nemotron Speech Streaming layout, tiny: latencies 80/160/560/1120 ms, punctuation, no languages."""
+    return _converted(tmp_path_factory, FASTCONFORMER_DATA / "nemotron_tiny" / "hf", "nemotron-tiny.gguf")
+
+
+@pytest.fixture(scope="session")
+def nemotron35_tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Nemotron 3.5 ASR layout, tiny: a language dictionary with aliases and ``auto``."""
+    return _converted(tmp_path_factory, FASTCONFORMER_DATA / "nemotron35_tiny" / "hf", "nemotron35-tiny.gguf")
+
+
+@pytest.fixture(scope="session")
+def parakeet_eou_tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Parakeet Realtime EOU layout, tiny: one latency (160 ms), <EOU> tokens, no punctuation."""
+    return _converted(
+        tmp_path_factory, FASTCONFORMER_DATA / "parakeet_eou_tiny" / "model.nemo", "parakeet-tiny.gguf"
+    )

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from captionist import paths
+from captionist.models.info import ModelInfo
 from captionist.settings import Settings, load_settings, save_settings
 
 
@@ -55,3 +56,73 @@ def test_wrong_types_are_dropped_individually() -> None:
     assert result.settings.delay_ms == Settings().delay_ms and result.settings.backend == "cpu"
     assert result.settings.overlay.lines == 5 and result.settings.overlay.outline is True
     assert result.notice == "ignored invalid settings: delay_ms, overlay.outline"
+
+
+def _info(name: str, architecture: str, latencies: tuple[int, ...], default: int, languages=()) -> ModelInfo:
+    return ModelInfo(
+        path=Path("/models") / name,
+        name=name,
+        architecture=architecture,
+        variant="",
+        latencies_ms=latencies,
+        default_latency_ms=default,
+        languages=tuple(languages),
+        default_language=languages[0] if languages else None,
+        punctuation=True,
+        end_of_utterance=False,
+        token_ms=80,
+        eou_id=-1,
+        backend="CPU",
+    )
+
+
+VOXTRAL = _info("voxtral.gguf", "voxtral_realtime", (80, 480, 960, 2400), 480)
+NEMOTRON = _info("nemotron.gguf", "fastconformer_rnnt", (80, 160, 560, 1120), 1120, ("auto", "de", "fr"))
+
+
+def test_latency_and_language_are_remembered_per_model() -> None:
+    s = Settings()
+    assert (s.latency_for(VOXTRAL), s.latency_for(NEMOTRON)) == (480, 1120)  # the models' defaults
+    assert (s.language_for(VOXTRAL), s.language_for(NEMOTRON)) == (None, "auto")
+    s.remember_latency(NEMOTRON, 160)
+    s.remember_language(NEMOTRON, "de")
+    s.remember_latency(VOXTRAL, 960)
+    save_settings(s)
+    loaded = load_settings()
+    assert loaded.notice is None
+    t = loaded.settings
+    assert (t.latency_for(VOXTRAL), t.latency_for(NEMOTRON), t.language_for(NEMOTRON)) == (960, 160, "de")
+    assert t.latency_ms == {"nemotron.gguf": 160, "voxtral.gguf": 960} and t.delay_ms == 960
+
+
+def test_an_old_delay_ms_still_loads_and_applies_to_voxtral_only() -> None:
+    path = paths.settings_file()
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"schema": 1, "delay_ms": 2400, "model_path": "/models/voxtral.gguf"}))
+    result = load_settings()
+    assert result.notice is None and result.settings.delay_ms == 2400
+    assert result.settings.latency_for(VOXTRAL) == 2400
+    assert result.settings.latency_for(NEMOTRON) == 1120  # not one of its choices: its default
+
+
+def test_stored_choices_a_model_does_not_offer_fall_back_to_its_defaults() -> None:
+    path = paths.settings_file()
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        json.dumps(
+            {
+                "latency_ms": {"nemotron.gguf": 99, "voxtral.gguf": "fast", "7": None},
+                "language": {"nemotron.gguf": "klingon", "voxtral.gguf": ["de"]},
+                "delay_ms": 123,
+            }
+        )
+    )
+    result = load_settings()
+    s = result.settings
+    assert result.notice == "ignored invalid settings: latency_ms, language"
+    assert s.latency_ms == {"nemotron.gguf": 99} and s.language == {"nemotron.gguf": "klingon"}
+    assert (s.latency_for(NEMOTRON), s.language_for(NEMOTRON), s.latency_for(VOXTRAL)) == (1120, "auto", 480)
+    path.write_text(json.dumps({"latency_ms": [1, 2], "language": "de", "delay_ms": 10**40}))
+    result = load_settings()
+    assert result.notice == "ignored invalid settings: delay_ms, latency_ms, language"
+    assert result.settings.latency_ms == {} and result.settings.delay_ms == 0

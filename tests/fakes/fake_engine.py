@@ -1,11 +1,19 @@
-"""A fake engine with the API of ``captionist.engine`` (Model.stream -> Stream.feed/finish/reset).
+"""A fake engine with the API of ``captionist.engine`` (``Model`` info properties, ``Model.stream``
+-> ``Stream.feed/finish/set_latency/set_language/set_delay/reset``), for tests that are about the
+app rather than the model.
 
-Tokens come deterministically from the audio: each complete 80 ms frame whose RMS is above
-``threshold`` yields one token ``" w<frame index>"`` stamped with the frame's time. A token is
-committed once ``delay_ms`` more audio has arrived (like the real model's look-ahead), or at
-``finish``. ``slowdown`` makes ``feed`` spend ``slowdown`` seconds per second of audio (sleep
-releases the GIL, as the real engine does), to exercise load shedding. ``fail_after_feeds``
-makes the N+1th feed raise ``EngineError``.
+Tokens come deterministically from the audio: each complete ``token_ms`` frame whose RMS is above
+``threshold`` yields one token ``" w<frame index>"`` (``" <language>-w<frame index>"`` while a
+language other than the default is chosen) stamped with the frame's time. A token is committed
+once ``latency_ms`` more audio has arrived (like the real model's look-ahead), or at ``finish``.
+
+``eou_after_ms``: after that much silence following speech the stream reports
+``StreamEvent.END_OF_UTTERANCE``, with an end-of-utterance control token (id ``eou_id``, as
+FastConformer Parakeet-EOU does) when ``eou_id >= 0``, without one (as Voxtral does) otherwise.
+``slowdown`` makes ``feed`` spend ``slowdown`` seconds per second of audio (sleep releases the
+GIL, as the real engine does), to exercise load shedding. ``fail_after_feeds`` makes the N+1th
+feed raise ``EngineError``. ``set_latency``/``set_language`` close a segment the way the real
+``Stream`` does: text and token times continue across segments.
 """
 
 from __future__ import annotations
@@ -15,42 +23,71 @@ import time
 
 import numpy as np
 
-from captionist.engine import SAMPLE_RATE, TOKEN_MS, EngineError, StreamUpdate, Token, delay_ms_to_tokens
-
-FRAME = SAMPLE_RATE * TOKEN_MS // 1000
+from captionist.engine import SAMPLE_RATE, EngineError, StreamEvent, StreamUpdate, Token
 
 
 class FakeStream:
-    def __init__(self, model: FakeModel, delay_ms: int) -> None:
+    def __init__(self, model: FakeModel, latency_ms: int, language: str) -> None:
         self._model = model
-        self.delay_ms = delay_ms
-        self._delay_frames = delay_ms_to_tokens(delay_ms)
-        self._reset_state()
+        self.latency_ms = latency_ms
+        self._language = language
+        self.text = ""
+        self.token_ids: list[int] = []
+        self.revision = 0
+        self._frames_before = 0  # frames of earlier segments: token times continue across segments
+        self._reset_segment()
 
-    def _reset_state(self) -> None:
+    @property
+    def delay_ms(self) -> int:
+        return self.latency_ms
+
+    @property
+    def language(self) -> str | None:
+        return self._language or None
+
+    def _reset_segment(self) -> None:
         self._pending = np.zeros(0, np.float32)
-        self._frames: list[bool] = []  # voiced flag per complete frame
-        self._committed = 0  # frames already turned into tokens
-        self._received = 0
-        self._tokens: list[Token] = []
-        self._revision = 0
+        self._frames: list[bool] = []  # voiced flag per complete frame of this segment
+        self._committed = 0  # frames of this segment already turned into tokens
+        self._received = 0  # samples of this segment
+        self._silent_run = 0
+        self._spoke = False
 
-    def _commit(self, upto: int, events: list[str]) -> StreamUpdate:
+    def _token(self, frame: int) -> Token:
+        m = self._model
+        i = self._frames_before + frame
+        lang = "" if not self._language or self._language == m.default_language else f"{self._language}-"
+        return Token(id=1000 + i, piece=f" {lang}w{i}", time_ms=i * m.token_ms)
+
+    def _commit(self, upto: int, events: list[StreamEvent]) -> StreamUpdate:
+        m = self._model
         new: list[Token] = []
         for i in range(self._committed, upto):
             if self._frames[i]:
-                new.append(Token(id=1000 + i, piece=f" w{i}", time_ms=i * TOKEN_MS))
+                new.append(self._token(i))
+                self._silent_run, self._spoke = 0, True
+                continue
+            self._silent_run += 1
+            if m.eou_after_ms is not None and self._spoke and self._silent_run * m.token_ms == m.eou_after_ms:
+                events = [*events, StreamEvent.END_OF_UTTERANCE]
+                self._spoke = False
+                if m.eou_id >= 0:
+                    t = (self._frames_before + i) * m.token_ms
+                    new.append(Token(id=m.eou_id, piece="", time_ms=t, is_control=True))
         self._committed = max(self._committed, upto)
-        if new:
-            self._tokens.extend(new)
-            self._revision += 1
+        added = "".join(t.piece for t in new)
+        if added:
+            self.text += added
+            self.revision += 1
+        self.token_ids += [t.id for t in new]
+        before_ms = self._frames_before * m.token_ms
         return StreamUpdate(
-            revision=self._revision,
-            text="".join(t.piece for t in self._tokens),
+            revision=self.revision,
+            text=self.text,
             new_tokens=new,
-            token_ids=[t.id for t in self._tokens],
-            audio_ms_received=self._received * 1000 // SAMPLE_RATE,
-            audio_ms_decoded=self._committed * TOKEN_MS,
+            token_ids=list(self.token_ids),
+            audio_ms_received=before_ms + self._received * 1000 // SAMPLE_RATE,
+            audio_ms_decoded=before_ms + self._committed * m.token_ms,
             events=events,
         )
 
@@ -64,26 +101,50 @@ class FakeStream:
             time.sleep(m.slowdown * pcm.size / SAMPLE_RATE)
         self._received += pcm.size
         buf = np.concatenate([self._pending, pcm.astype(np.float32)])
-        n = buf.size // FRAME
+        n = buf.size // m.frame
         for i in range(n):
-            frame = buf[i * FRAME : (i + 1) * FRAME]
+            frame = buf[i * m.frame : (i + 1) * m.frame]
             self._frames.append(float(np.sqrt(np.mean(frame.astype(np.float64) ** 2))) > m.threshold)
-        self._pending = buf[n * FRAME :]
-        return self._commit(max(0, len(self._frames) - self._delay_frames), [])
+        self._pending = buf[n * m.frame :]
+        return self._commit(max(0, len(self._frames) - self.latency_ms // m.token_ms), [])
+
+    def _finish_segment(self, event: StreamEvent) -> StreamUpdate:
+        m = self._model
+        m.finishes += 1
+        if self._pending.size:
+            pad = np.concatenate([self._pending, np.zeros(m.frame - self._pending.size, np.float32)])
+            self._frames.append(float(np.sqrt(np.mean(pad.astype(np.float64) ** 2))) > m.threshold)
+            self._pending = np.zeros(0, np.float32)
+        return self._commit(len(self._frames), [event])
 
     def finish(self) -> StreamUpdate:
-        self._model.finishes += 1
-        if self._pending.size:
-            pad = np.concatenate([self._pending, np.zeros(FRAME - self._pending.size, np.float32)])
-            self._frames.append(float(np.sqrt(np.mean(pad.astype(np.float64) ** 2))) > self._model.threshold)
-            self._pending = np.zeros(0, np.float32)
-        return self._commit(len(self._frames), ["finished"])
+        return self._finish_segment(StreamEvent.FINISHED)
 
-    def reset(self, delay_ms: int) -> None:
-        self._model.resets.append(delay_ms)
-        self.delay_ms = delay_ms
-        self._delay_frames = delay_ms_to_tokens(delay_ms)
-        self._reset_state()
+    def _new_segment(self, latency_ms: int, language: str) -> StreamUpdate:
+        update = self._finish_segment(StreamEvent.SEGMENT_END)
+        self._frames_before += len(self._frames)
+        self.latency_ms, self._language = latency_ms, language
+        self._reset_segment()
+        return update
+
+    def set_latency(self, latency_ms: int) -> StreamUpdate:
+        latency_ms = self._model.resolve_latency(latency_ms)
+        self._model.latency_changes.append(latency_ms)
+        return self._new_segment(latency_ms, self._language)
+
+    def set_delay(self, delay_ms: int) -> StreamUpdate:
+        return self.set_latency(delay_ms)
+
+    def set_language(self, language: str | None) -> StreamUpdate:
+        language = self._model.resolve_language(language)
+        self._model.language_changes.append(language)
+        return self._new_segment(self.latency_ms, language)
+
+    def reset(self, latency_ms: int | None = None, *, delay_ms: int | None = None) -> None:
+        if latency_ms is not None or delay_ms is not None:
+            self.latency_ms = self._model.resolve_latency(latency_ms, delay_ms)
+        self.text, self.token_ids, self.revision, self._frames_before = "", [], 0, 0
+        self._reset_segment()
 
 
 class FakeModel:
@@ -95,29 +156,87 @@ class FakeModel:
         slowdown: float = 0.0,
         fail_after_feeds: int | None = None,
         backend: str = "fake-cpu",
+        latencies_ms: tuple[int, ...] = (240, 480, 960),
+        default_latency_ms: int = 480,
+        languages: tuple[str, ...] = (),
+        default_language: str | None = None,
+        token_ms: int = 80,
+        eou_after_ms: int | None = None,
+        eou_id: int = -1,
+        architecture: str = "fake",
+        name: str = "Fake model",
     ) -> None:
         self.path = path
         self.threshold = threshold
         self.slowdown = slowdown
         self.fail_after_feeds = fail_after_feeds
-        self.info = {"backend": backend, "name": "fake"}
+        self.latencies_ms = tuple(latencies_ms)
+        self.default_latency_ms = default_latency_ms
+        self.languages = tuple(languages)
+        self.default_language = default_language if languages else None
+        self.punctuation = False
+        self.token_ms = token_ms
+        self.frame = SAMPLE_RATE * token_ms // 1000
+        self.eou_after_ms = eou_after_ms
+        self.eou_id = eou_id
+        self.architecture = architecture
+        self.info = {
+            "backend": backend,
+            "name": name,
+            "architecture": architecture,
+            "variant": architecture,
+            "latencies_ms": list(self.latencies_ms),
+            "default_latency_ms": default_latency_ms,
+            "languages": list(self.languages),
+            "default_language": self.default_language or "",
+            "punctuation": False,
+            "end_of_utterance": eou_after_ms is not None,
+            "eou_id": eou_id,
+            "token_ms": token_ms,
+        }
         self.feeds = 0
         self.finishes = 0
         self.fed_samples = 0
-        self.resets: list[int] = []
+        self.latency_changes: list[int] = []
+        self.language_changes: list[str] = []
         self.streams: list[FakeStream] = []
         self._lock = threading.Lock()
 
-    def stream(self, delay_ms: int = 480) -> FakeStream:
+    def resolve_latency(self, latency_ms: int | None = None, delay_ms: int | None = None) -> int:
+        if latency_ms is not None and delay_ms is not None and latency_ms != delay_ms:
+            raise ValueError("give latency_ms or delay_ms, not both")
+        chosen = latency_ms if latency_ms is not None else delay_ms
+        if chosen is None:
+            return self.default_latency_ms
+        if chosen not in self.latencies_ms:
+            allowed = ", ".join(str(x) for x in self.latencies_ms)
+            raise ValueError(
+                f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms"
+            )
+        return chosen
+
+    def resolve_language(self, language: str | None) -> str:
+        if language is None:
+            return ""
+        if not self.languages:
+            raise ValueError("this model recognises the language itself; it takes no language choice")
+        if language not in self.languages:
+            raise ValueError(f"unknown language {language!r}; choose one of {', '.join(self.languages)}")
+        return language
+
+    def stream(
+        self, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None
+    ) -> FakeStream:
         with self._lock:
-            s = FakeStream(self, delay_ms)
+            s = FakeStream(self, self.resolve_latency(latency_ms, delay_ms), self.resolve_language(language))
             self.streams.append(s)
             return s
 
 
-def expected_words(pcm: np.ndarray, threshold: float = 0.01) -> list[str]:
+def expected_words(pcm: np.ndarray, threshold: float = 0.01, token_ms: int = 80) -> list[str]:
     """The words the fake engine produces for ``pcm`` fed in one go (computed independently)."""
-    n = -(-pcm.size // FRAME)
-    padded = np.concatenate([pcm, np.zeros(n * FRAME - pcm.size, np.float32)]).reshape(n, FRAME)
+    frame = SAMPLE_RATE * token_ms // 1000
+    n = -(-pcm.size // frame)
+    padded = np.concatenate([pcm, np.zeros(n * frame - pcm.size, np.float32)]).reshape(n, frame)
     rms = np.sqrt(np.mean(padded.astype(np.float64) ** 2, axis=1))
     return [f"w{i}" for i in np.flatnonzero(rms > threshold)]

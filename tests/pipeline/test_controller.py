@@ -45,7 +45,9 @@ def test_session_writes_transcript_and_restarts_with_cached_model(qtbot, fake_sd
     ctl, src, loads = _setup(fake_sd, wav_48k, model)
     captions = []
     ctl.caption.connect(captions.append)
-    cfg = SessionConfig(Path("m.gguf"), [src], delay_ms=480, folder=tmp_path / "out", fmt="srt")
+    cfg = SessionConfig(
+        Path("m.gguf"), [src], latency_ms=480, folder=tmp_path / "out", fmt="srt", token_ms=80
+    )
     first = _run_session(qtbot, ctl, fake_sd, cfg)
     assert first.summary.error is None and first.summary.text
     assert first.transcript is not None and first.transcript.parent == tmp_path / "out"
@@ -62,7 +64,7 @@ def test_open_failure_reports_error_and_stays_idle(qtbot, fake_sd, wav_48k) -> N
     ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
     fake_sd.devices[0].present = False
     with qtbot.waitSignal(ctl.error) as blocker:
-        assert not ctl.start(SessionConfig(Path("m.gguf"), [src], 480, None))
+        assert not ctl.start(SessionConfig(Path("m.gguf"), [src], 480, None, token_ms=80))
     assert blocker.args == ["cannot open 'Mic': Device unavailable: Mic"]
     assert ctl.state == "idle"
 
@@ -79,7 +81,7 @@ def test_model_error_ends_session_with_message(qtbot, fake_sd, wav_48k) -> None:
     ctl.error.connect(errors.append)
     src = Source("0", "Mic", "input", "ALSA", 2, rate, open_device=0)
     with qtbot.waitSignal(ctl.session_finished, timeout=10000) as blocker:
-        ctl.start(SessionConfig(Path("bad.gguf"), [src], 480, None))
+        ctl.start(SessionConfig(Path("bad.gguf"), [src], 480, None, token_ms=80))
     assert errors == ["bad.gguf: not a Voxtral Realtime GGUF"]
     assert blocker.args[0].summary.error == errors[0]
     assert ctl.state == "idle" and not fake_sd.streams[-1].active
@@ -90,7 +92,7 @@ def test_silence_warning(qtbot, fake_sd) -> None:
     ctl = SessionController(sd=fake_sd, model_loader=lambda p, b: FakeModel())
     src = Source("0", "Quiet", "input", "ALSA", 1, 16000, open_device=0)
     with qtbot.waitSignal(ctl.notice, timeout=5000) as blocker:
-        ctl.start(SessionConfig(Path("m.gguf"), [src], 480, None, silence_warning_s=2.0))
+        ctl.start(SessionConfig(Path("m.gguf"), [src], 480, None, silence_warning_s=2.0, token_ms=80))
     assert blocker.args[0].startswith("no sound from 'Quiet' for 2 s")
     with qtbot.waitSignal(ctl.session_finished, timeout=10000):
         ctl.stop()
@@ -100,7 +102,7 @@ def test_shutdown_finishes_session_and_closes_transcript(qtbot, fake_sd, wav_48k
     ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
     results: list[SessionResult] = []
     ctl.session_finished.connect(results.append)
-    assert ctl.start(SessionConfig(Path("m.gguf"), [src], 480, tmp_path, fmt="json"))
+    assert ctl.start(SessionConfig(Path("m.gguf"), [src], 480, tmp_path, fmt="json", token_ms=80))
     assert fake_sd.streams[-1].done.wait(5)
     ctl.shutdown()
     assert ctl.state == "idle" and results[0].transcript is not None

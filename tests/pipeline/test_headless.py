@@ -49,11 +49,57 @@ def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path, monkeypatch) ->
     model_file.write_bytes(b"GGUF")
     with pytest.raises(ValueError, match="model file not found"):
         run_live(str(tmp_path / "nope.gguf"), None, None, None, 1.0, "auto", sd=fake_sd)
-    with pytest.raises(ValueError, match="delay_ms must be"):
-        run_live(str(model_file), None, 100, None, 1.0, "auto", sd=fake_sd)
+    fake = lambda p, b: FakeModel(languages=("auto", "de"), default_language="auto")  # noqa: E731
+    with pytest.raises(
+        ValueError, match="latency 100 ms is not supported by this model; choose one of 240, 480"
+    ):
+        run_live(str(model_file), None, 100, None, 1.0, "auto", sd=fake_sd, model_loader=fake)
+    with pytest.raises(ValueError, match="unknown language 'xx'; choose one of auto, de"):
+        run_live(str(model_file), None, None, None, 1.0, "auto", language="xx", sd=fake_sd, model_loader=fake)
     with pytest.raises(DeviceNotFound, match="no audio source matches 'usb'"):
         run_live(str(model_file), "usb", None, None, 1.0, "auto", sd=fake_sd)
     monkeypatch.setattr(paths, "bundled_demo_model", lambda: tmp_path / "no-demo.gguf")  # a build without it
     with pytest.raises(ValueError, match="no model"):
         run_live(None, None, None, None, 1.0, "auto", sd=fake_sd)
     assert not Path("m.gguf").exists()
+
+
+def test_live_uses_the_models_choices_and_breaks_lines_at_ends_of_utterance(qapp, fake_sd, tmp_path) -> None:
+    from captionist.settings import Settings, save_settings
+    from tests.conftest import speech_like
+
+    pcm = speech_like(16000, [(0.4, True), (0.6, False), (0.4, True), (0.3, False)])
+    fake_sd.add_device("Mic", rate=16000, channels=1, audio=pcm)
+    model_file = tmp_path / "parakeet.gguf"
+    model_file.write_bytes(b"GGUF")
+    save_settings(Settings(latency_ms={"parakeet.gguf": 160}, language={"parakeet.gguf": "de"}))
+    models: list[FakeModel] = []
+
+    def loader(path, backend):
+        models.append(
+            FakeModel(
+                latencies_ms=(80, 160),
+                default_latency_ms=80,
+                languages=("auto", "de"),
+                default_language="auto",
+                eou_after_ms=240,
+                eou_id=5,
+            )
+        )
+        return models[-1]
+
+    out, err = io.StringIO(), io.StringIO()
+    dest = tmp_path / "talk.srt"
+    status = run_live(
+        str(model_file), "Mic", None, dest, 0.2, "auto", sd=fake_sd, model_loader=loader, out=out, err=err
+    )
+    assert status == 0, err.getvalue()
+    assert "(latency 160 ms, language de)" in err.getvalue()  # remembered for this model
+    stream = models[0].streams[0]
+    assert (stream.latency_ms, stream.language) == (160, "de")
+    lines = out.getvalue().splitlines()
+    assert [line.split() for line in lines] == [
+        [f"de-w{i}" for i in range(5)],
+        [f"de-w{i}" for i in range(12, 18)],
+    ]
+    assert [c.text for c in parse("srt", dest.read_text())] == [" ".join(line.split()) for line in lines]

@@ -41,9 +41,9 @@ class ListSource:
 class Run(QObject):
     """Receives the worker's signals on the GUI thread (queued), like the controller does."""
 
-    def __init__(self, qtbot, model, source, control, delay_ms=480, policy=None):
+    def __init__(self, qtbot, model, source, control, latency_ms=480, policy=None, language=None):
         super().__init__()
-        self.worker = InferenceWorker(lambda: model, source, control, delay_ms, policy)
+        self.worker = InferenceWorker(lambda: model, source, control, latency_ms, policy, language=language)
         self.thread = QThread()
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
@@ -181,19 +181,68 @@ def test_model_load_error_is_reported(qtbot) -> None:
     assert errors == ["model file 'x.gguf' is not a GGUF file"]
 
 
-def test_live_delay_change_keeps_committed_text(qtbot) -> None:
+def test_live_latency_change_keeps_committed_text(qtbot) -> None:
     pcm = speech_like(16000, [(0.8, True), (0.8, False), (0.8, True), (0.8, True)])
     chunks = [pcm[i : i + 12800] for i in range(0, pcm.size, 12800)]
     control = WorkerControl()
     model = FakeModel()
-    source = ListSource(chunks, control, on_read=lambda n: control.request_delay(960) if n == 3 else None)
-    run = Run(qtbot, model, source, control, delay_ms=240)
+    source = ListSource(chunks, control, on_read=lambda n: control.request_latency(960) if n == 3 else None)
+    run = Run(qtbot, model, source, control, latency_ms=240)
     summary = run.wait()
-    assert model.resets == [960]
-    assert "delay set to 960 ms" in run.notices
+    assert model.latency_changes == [960] and len(model.streams) == 1  # the same stream, a new segment
+    assert "latency set to 960 ms" in run.notices
     times = [t.time_ms for c in run.captions for t in c.new_tokens]
     voiced = [int(w[1:]) * 80 for w in expected_words(pcm)]
     assert times == voiced  # every voiced frame once, on the session clock, across both segments
     first = next(c.text for c in run.captions if c.revision and "w9" in c.text)
     assert summary.text.startswith(first)
-    assert run.stats[-1].delay_ms == 960
+    assert run.stats[-1].latency_ms == 960
+
+
+def test_live_language_change_and_a_bad_choice(qtbot) -> None:
+    pcm = speech_like(16000, [(0.8, True), (0.8, False), (0.8, True)])
+    chunks = [pcm[i : i + 6400] for i in range(0, pcm.size, 6400)]
+    control = WorkerControl()
+    model = FakeModel(languages=("auto", "de", "de-DE", "fr"), default_language="auto")
+
+    def switch(n: int) -> None:
+        if n == 3:
+            control.request_language("de")
+        elif n == 4:
+            control.request_language("xx")  # not offered: reported, the session goes on
+        elif n == 5:
+            control.request_latency(100)
+
+    run = Run(qtbot, model, ListSource(chunks, control, on_read=switch), control, language=None)
+    summary = run.wait()
+    assert model.language_changes == ["de"] and "language set to de" in run.notices
+    assert run.errors == [
+        "unknown language 'xx'; choose one of auto, de, de-DE, fr",
+        "latency 100 ms is not supported by this model; choose one of 240, 480, 960 ms",
+    ]
+    words = summary.text.split()
+    assert words[0] == "w0" and words[-1].startswith("de-w")  # before and after the switch
+    assert [w.split("-")[-1] for w in words] == expected_words(pcm)
+    assert run.stats[-1].language == "de" and summary.error is None
+
+
+def test_end_of_utterance_positions_reach_the_caption_updates(qtbot) -> None:
+    pcm = speech_like(16000, [(0.4, True), (0.6, False), (0.4, True), (0.6, False)])
+    for eou_id in (7, -1):  # an <EOU> token of its own (FastConformer) or just an event (Voxtral)
+        control = WorkerControl()
+        model = FakeModel(eou_after_ms=320, eou_id=eou_id, latencies_ms=(80,), default_latency_ms=80)
+        run = Run(qtbot, model, ListSource([pcm], control), control, latency_ms=80)
+        run.wait()
+        ends = [(c, k) for c in run.captions for k in c.utterance_ends]
+        assert len(ends) == 2 and all("end_of_utterance" in c.events for c, _ in ends)
+        for c, k in ends:
+            if eou_id >= 0:
+                assert c.new_tokens[k - 1].id == eou_id  # just after the <EOU> token
+            else:
+                assert k == len(c.new_tokens)
+        shown = "".join("\n".join(c.new_lines()) for c in run.captions)  # as the views lay it out
+        assert [line.split() for line in shown.split("\n")] == [
+            [f"w{i}" for i in range(5)],
+            [f"w{i}" for i in range(12, 18)],
+            [],
+        ]

@@ -3,23 +3,28 @@
 Usage (GUI thread, or a QCoreApplication in headless mode)::
 
     ctl = SessionController(sd=sounddevice)
+    ctl.model_ready.connect(window.on_model_ready)       # ModelInfo
+    ctl.prepare_model(model_path, "auto")                 # load in the background, cached
     ctl.caption.connect(overlay.show_update)
-    ctl.start(SessionConfig(model_path, [source], delay_ms=480, folder=Path("~/Documents/Captionist")))
-    ctl.set_delay(960)          # applied live
+    ctl.start(SessionConfig(model_path, [source], latency_ms=560, folder=Path("~/Documents/Captionist"),
+                            token_ms=info.token_ms, language=None))
+    ctl.set_latency(160)        # applied live
+    ctl.set_language("de")      # models with a language choice
     ctl.stop()                  # drains queued audio; session_finished fires when done
 
 The three channels of STYLE rule 8 meet here: the capture's queue carries audio into the worker,
-``WorkerControl`` carries stop and delay changes, and the worker's signals arrive here queued onto
-this object's thread, where the ``SessionWriter`` (owned by the controller) appends each committed
-line before the update is passed on. Models are loaded on the worker thread and cached, so a
-restart with the same model is instant.
+``WorkerControl`` carries stop, latency and language changes, and the worker's signals arrive here
+queued onto this object's thread, where the ``SessionWriter`` (owned by the controller) appends each
+committed line, with its ends of utterance, before the update is passed on. Models are loaded once
+and cached: ``prepare_model`` loads one on a background thread and reports its ``ModelInfo`` (what
+the UI needs to offer its latencies and languages), and a session with the same model reuses it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signa
 
 from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
+from captionist.models.info import ModelInfo
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
@@ -44,14 +50,19 @@ def load_engine_model(path: Path, backend: str) -> Any:
 
 @dataclass(frozen=True)
 class SessionConfig:
+    """One session: ``latency_ms`` and ``language`` (None: the model's default) must be the model's
+    choices; ``token_ms`` is the model's token duration (``ModelInfo.token_ms``), for the transcript."""
+
     model_path: Path
     sources: list[Source]
-    delay_ms: int
+    latency_ms: int
     folder: Path | None  # None: no transcript file
     fmt: str = "txt"
     timestamps: bool = True
     backend: str = "auto"
     silence_warning_s: float = 10.0
+    language: str | None = None
+    token_ms: int = field(kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,8 @@ class SessionResult:
 
 
 class SessionController(QObject):
+    model_ready = Signal(object)  # ModelInfo of a model prepare_model() loaded
+    model_failed = Signal(str, str)  # path, why it could not be loaded
     caption = Signal(object)  # CaptionUpdate
     stats = Signal(object)  # WorkerStats
     notice = Signal(str)
@@ -85,6 +98,8 @@ class SessionController(QObject):
         self._writer_factory = writer_factory
         self._policy = policy
         self._model_lock = threading.Lock()
+        self._prepare_lock = threading.Lock()  # serves prepare_model requests one at a time
+        self._preparing: list[threading.Thread] = []
         self._model_key: tuple[str, str] | None = None
         self._model: Any = None
         self._state = "idle"
@@ -128,17 +143,47 @@ class SessionController(QObject):
 
         return Capture(sources, sd=sd, resolver=resolver)
 
-    def _provide_model(self) -> Any:
-        """Runs on the worker thread: load (or reuse) the configured model."""
-        cfg = self._config
-        assert cfg is not None
-        key = (str(cfg.model_path), cfg.backend)
+    def _load(self, path: Path, backend: str) -> Any:
+        """Load (or reuse) a model; any thread. One model is kept: loading another frees it first."""
+        key = (str(path), backend)
         with self._model_lock:
             if self._model_key != key:
-                self._model = None
-                self._model = self._loader(cfg.model_path, cfg.backend)
+                self._model, self._model_key = None, None
+                self._model = self._loader(path, backend)
                 self._model_key = key
             return self._model
+
+    def _provide_model(self) -> Any:
+        """Runs on the worker thread: the configured model."""
+        cfg = self._config
+        assert cfg is not None
+        return self._load(cfg.model_path, cfg.backend)
+
+    def prepare_model(self, path: Path, backend: str = "auto") -> None:
+        """Load ``path`` on a background thread and emit ``model_ready`` with its ``ModelInfo``
+        (``info.path`` is ``path``), or ``model_failed(path, message)``. The model stays cached for
+        the next session. Requests made while one loads are served in order, each one reported."""
+        thread = threading.Thread(
+            target=self._prepare, args=(Path(path), backend), name="captionist-model-load", daemon=True
+        )
+        self._preparing.append(thread)
+        thread.start()
+
+    def _prepare(self, path: Path, backend: str) -> None:
+        try:
+            with self._prepare_lock:
+                info = ModelInfo.of(self._load(path, backend), path)
+        except Exception as exc:  # thread boundary: every failure is reported
+            emit(self.model_failed, str(path), " ".join(str(exc).split()) or type(exc).__name__)
+        else:
+            emit(self.model_ready, info)
+
+    def wait_prepared(self, timeout_s: float = 30.0) -> bool:
+        """Block until every ``prepare_model`` request has been served (at exit, in tests)."""
+        for thread in list(self._preparing):
+            thread.join(timeout_s)
+        self._preparing = [t for t in self._preparing if t.is_alive()]
+        return not self._preparing
 
     def start(self, config: SessionConfig) -> bool:
         """Open the sources and start a session; on failure emit ``error`` and return False."""
@@ -161,6 +206,7 @@ class SessionController(QObject):
                 writer = self._writer_factory(
                     config.folder,
                     config.fmt,
+                    token_ms=config.token_ms,
                     timestamps=config.timestamps,
                     meta={"model": config.model_path.name, "sources": [s.name for s in config.sources]},
                 )
@@ -171,7 +217,12 @@ class SessionController(QObject):
         self._capture, self._writer, self._write_failed = capture, writer, False
         self._control = WorkerControl()
         self._worker = InferenceWorker(
-            self._provide_model, capture, self._control, config.delay_ms, self._policy
+            self._provide_model,
+            capture,
+            self._control,
+            config.latency_ms,
+            self._policy,
+            language=config.language,
         )
         self._thread = QThread()
         self._worker.moveToThread(self._thread)
@@ -199,10 +250,15 @@ class SessionController(QObject):
         self._capture.stop()
         self._control.stop.set()
 
-    def set_delay(self, delay_ms: int) -> None:
-        """Change the delay live (no effect when idle; the next session uses its own config)."""
+    def set_latency(self, latency_ms: int) -> None:
+        """Change the latency live (no effect when idle; the next session uses its own config)."""
         if self._control is not None and self._state == "running":
-            self._control.request_delay(delay_ms)
+            self._control.request_latency(latency_ms)
+
+    def set_language(self, language: str | None) -> None:
+        """Change the language live (None: the model's default); no effect when idle."""
+        if self._control is not None and self._state == "running":
+            self._control.request_language(language)
 
     def wait_idle(self, timeout_ms: int = 10000) -> bool:
         """Block until the worker thread has ended."""
@@ -217,13 +273,14 @@ class SessionController(QObject):
         if self._thread is not None:
             self._thread.wait(timeout_ms)
             QCoreApplication.sendPostedEvents(self)
+        self.wait_prepared(timeout_ms / 1000)
 
     # --- worker signals (queued onto this thread) ---------------------------------------------
     @Slot(object)
     def _on_caption(self, update: CaptionUpdate) -> None:
-        if self._writer is not None and update.new_tokens:
+        if self._writer is not None and (update.new_tokens or update.utterance_ends):
             try:
-                self._writer.add_tokens(update.new_tokens)
+                self._writer.add_tokens(update.new_tokens, utterance_ends=update.utterance_ends)
             except OSError as exc:
                 if not self._write_failed:
                     emit(self.error, str(exc))

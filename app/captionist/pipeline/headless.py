@@ -3,9 +3,13 @@
 Usage::
 
     from captionist.pipeline.headless import run_live
-    status = run_live(model=None, device="pulse", delay_ms=480, output=Path("meeting.srt"),
-                      duration=60.0, backend="auto")
+    status = run_live(model=None, device="pulse", latency_ms=560, output=Path("meeting.srt"),
+                      duration=60.0, backend="auto", language=None)
 
+The model is loaded before the session starts, so a latency or language it does not offer is a
+one-line ``ValueError`` naming its choices before any device opens. Without ``latency_ms``/``language`` the
+values remembered for this model in the settings are used, else the model's defaults;
+``delay_ms`` is Voxtral's name for ``latency_ms``.
 Captions are printed to stdout as they are committed (a line break at each end of utterance);
 notices and errors go to stderr. The session's crash-safe transcript is written continuously into
 the output's folder (``<start time>.<fmt>`` plus its journal); when the session ends it is exported
@@ -25,9 +29,15 @@ from typing import Any, TextIO
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Slot
 
 from captionist.audio.devices import find_source, import_sounddevice, list_sources
-from captionist.engine import delay_ms_to_tokens
 from captionist.models import default_model_path
-from captionist.pipeline.controller import ModelLoader, SessionConfig, SessionController, SessionResult
+from captionist.models.info import ModelInfo
+from captionist.pipeline.controller import (
+    ModelLoader,
+    SessionConfig,
+    SessionController,
+    SessionResult,
+    load_engine_model,
+)
 from captionist.pipeline.events import CaptionUpdate
 from captionist.settings import load_settings
 from captionist.transcript import SessionWriter, check_format
@@ -44,11 +54,15 @@ class CaptionPrinter(QObject):
 
     @Slot(object)
     def on_caption(self, update: CaptionUpdate) -> None:
-        text = update.new_text.lstrip() if not self._line_open else update.new_text
-        if text:
-            self.out.write(text)
-            self._line_open = True
-        if self._line_open and (update.final or "end_of_utterance" in update.events):
+        for i, part in enumerate(update.new_lines()):
+            if i and self._line_open:  # an end of utterance: the next words start a new line
+                self.out.write("\n")
+                self._line_open = False
+            text = part if self._line_open else part.lstrip()
+            if text:
+                self.out.write(text)
+                self._line_open = True
+        if self._line_open and update.final:
             self.out.write("\n")
             self._line_open = False
         self.out.flush()
@@ -70,11 +84,13 @@ class CaptionPrinter(QObject):
 def run_live(
     model: str | None,
     device: str | None,
-    delay_ms: int | None,
+    latency_ms: int | None,
     output: Path | None,
     duration: float | None,
     backend: str = "auto",
     *,
+    language: str | None = None,
+    delay_ms: int | None = None,
     sd: Any = None,
     model_loader: ModelLoader | None = None,
     out: TextIO | None = None,
@@ -87,8 +103,6 @@ def run_live(
         raise ValueError("no model: pass --model FILE.gguf (or choose one in the desktop app first)")
     if not model_path.is_file():
         raise ValueError(f"model file not found: {model_path}")
-    delay = settings.delay_ms if delay_ms is None else delay_ms
-    delay_ms_to_tokens(delay)  # validates, with a one-line message
     if duration is not None and duration <= 0:
         raise ValueError(f"duration must be > 0 seconds; got {duration}")
     if output is not None:
@@ -99,18 +113,35 @@ def run_live(
         fmt, folder = check_format(settings.transcript_format), settings.transcript_folder()
     sd = sd or import_sounddevice()
     source = find_source(device, list_sources(sd))
+    loaded = (model_loader or load_engine_model)(model_path, backend)
+    info = ModelInfo.of(loaded, model_path)
+    if latency_ms is None and delay_ms is None:
+        latency = settings.latency_for(info)
+    else:
+        latency = loaded.resolve_latency(latency_ms, delay_ms)  # ValueError naming the choices
+    chosen = settings.language_for(info) if language is None else loaded.resolve_language(language)
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    kwargs = {"model_loader": model_loader} if model_loader else {}
-    ctl = SessionController(sd=sd, **kwargs)
+    ctl = SessionController(sd=sd, model_loader=lambda path, backend: loaded)
     printer = CaptionPrinter(out, err)
     ctl.caption.connect(printer.on_caption)
     ctl.notice.connect(printer.on_message)
     ctl.error.connect(printer.on_message)
     ctl.session_finished.connect(printer.on_finished)
-    config = SessionConfig(model_path, [source], delay, folder, fmt, settings.transcript_timestamps, backend)
+    config = SessionConfig(
+        model_path,
+        [source],
+        latency,
+        folder,
+        fmt,
+        settings.transcript_timestamps,
+        backend,
+        language=chosen or None,
+        token_ms=info.token_ms,
+    )
+    settings_text = f"latency {latency} ms" + (f", language {chosen}" if chosen else "")
     print(
-        f"captionist: listening to {source.label()} (delay {delay} ms); Ctrl-C to stop", file=err, flush=True
+        f"captionist: listening to {source.label()} ({settings_text}); Ctrl-C to stop", file=err, flush=True
     )
     if not ctl.start(config):
         return 1

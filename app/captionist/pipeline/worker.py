@@ -3,10 +3,11 @@
 Usage (the controller does this)::
 
     control = WorkerControl()
-    worker = InferenceWorker(model_provider, capture, control, delay_ms=480)
+    worker = InferenceWorker(model_provider, capture, control, latency_ms=560, language=None)
     worker.moveToThread(thread); thread.started.connect(worker.run)
     worker.caption.connect(...)       # CaptionUpdate
-    control.request_delay(960)        # any thread; applied between feeds
+    control.request_latency(160)      # any thread; applied between feeds
+    control.request_language("de")    # models with a language choice; None: the model's default
     control.stop.set()                # after capture.stop(): drain, finish, emit finished
 
 Channels: audio arrives through ``source.read`` (the capture's queue), control through
@@ -19,8 +20,12 @@ as a notice and counted in ``WorkerStats.dropped_ms``, and later token times are
 dropped amount so they stay on the session clock. Shedding never happens after Stop: everything
 captured before Stop is fed and ``finish`` is called, so nothing already spoken is lost.
 
-Delay change: the current stream is finished (committing its text) and ``reset`` to the new delay;
-the session text keeps growing from where it was.
+Latency or language change: ``Stream.set_latency`` / ``set_language`` finish the current segment
+(committing its text) and continue in a new one; the session text and clock keep going. A value
+the model does not offer is reported as an error and the session goes on unchanged.
+
+Ends of utterance: each ``CaptionUpdate`` says where among its tokens the model ended an utterance
+(``captionist.pipeline.utterance``), so views start a new line and the transcript a new cue there.
 
 Errors: any exception inside ``run`` becomes an ``error`` signal followed by ``finished``; the
 thread always returns normally.
@@ -40,6 +45,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from captionist.engine import SAMPLE_RATE, StreamUpdate
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.signals import emit
+from captionist.pipeline.utterance import utterance_ends
 
 
 class AudioSource(Protocol):
@@ -57,21 +63,27 @@ class LoadPolicy:
 
 
 class WorkerControl:
-    """Control channel into the worker: a stop Event and a pending delay change."""
+    """Control channel into the worker: a stop Event and pending latency / language changes."""
 
     def __init__(self) -> None:
         self.stop = threading.Event()
         self._lock = threading.Lock()
-        self._delay: int | None = None
+        self._changes: dict[str, Any] = {}
 
-    def request_delay(self, delay_ms: int) -> None:
+    def request_latency(self, latency_ms: int) -> None:
         with self._lock:
-            self._delay = delay_ms
+            self._changes["latency_ms"] = latency_ms
 
-    def take_delay(self) -> int | None:
+    def request_language(self, language: str | None) -> None:
+        """``None``: the model's default language."""
         with self._lock:
-            value, self._delay = self._delay, None
-            return value
+            self._changes["language"] = language
+
+    def take_changes(self) -> dict[str, Any]:
+        """The changes asked for since the last call (keys ``latency_ms``, ``language``)."""
+        with self._lock:
+            changes, self._changes = self._changes, {}
+            return changes
 
 
 def _ms(samples: int) -> int:
@@ -90,18 +102,21 @@ class InferenceWorker(QObject):
         model_provider: Callable[[], Any],
         source: AudioSource,
         control: WorkerControl,
-        delay_ms: int,
+        latency_ms: int,
         policy: LoadPolicy | None = None,
+        *,
+        language: str | None = None,
     ) -> None:
         super().__init__()
         self._provider, self._source, self._control = model_provider, source, control
-        self._delay_ms = delay_ms
+        self._latency_ms, self._language = latency_ms, language
+        self._eou_id = -1
         self._policy = policy or LoadPolicy()
         self._backlog: list[np.ndarray] = []
         self._backlog_samples = 0
         self._base_text = ""  # session text committed by earlier stream segments
         self._stream_text_len = 0
-        self._offset_ms = 0  # session time of the current segment's t=0 (plus shed audio)
+        self._offset_ms = 0  # audio shed so far: session time = stream time + this
         self._revision = 0
         self._audio_samples = 0
         self._dropped_ms = 0
@@ -131,8 +146,10 @@ class InferenceWorker(QObject):
 
     def _run(self) -> None:
         model = self._provider()
-        self._backend = str(getattr(model, "info", {}).get("backend", "?"))
-        stream = model.stream(self._delay_ms)
+        info = getattr(model, "info", {}) or {}
+        self._backend = str(info.get("backend", "?"))
+        self._eou_id = int(info.get("eou_id", -1))
+        stream = model.stream(self._latency_ms, self._language)
         max_feed = self._policy.max_feed_ms * SAMPLE_RATE // 1000
         while True:
             stopping = self._control.stop.is_set()
@@ -147,13 +164,7 @@ class InferenceWorker(QObject):
                 break
             if not stopping:
                 self._shed()
-            new_delay = self._control.take_delay()
-            if new_delay is not None and new_delay != self._delay_ms:
-                self._handle(stream.finish(), final=False)
-                self._next_segment()
-                stream.reset(new_delay)
-                self._delay_ms = new_delay
-                emit(self.notice, f"delay set to {new_delay} ms")
+            self._apply(stream, self._control.take_changes())
             if self._backlog:
                 pcm = self._take(max_feed)
                 t0 = time.perf_counter()
@@ -164,6 +175,29 @@ class InferenceWorker(QObject):
             if time.perf_counter() - self._last_stats >= self._policy.stats_interval_s:
                 self._emit_stats()
         self._handle(stream.finish(), final=True)
+
+    def _apply(self, stream: Any, changes: dict[str, Any]) -> None:
+        """Switch latency and/or language between feeds (each switch closes a stream segment)."""
+        latency = changes.get("latency_ms")
+        if latency is not None and latency != self._latency_ms:
+            try:
+                update = stream.set_latency(latency)
+            except ValueError as exc:
+                emit(self.error, str(exc))
+            else:
+                self._latency_ms = latency
+                self._handle(update, final=False)
+                emit(self.notice, f"latency set to {latency} ms")
+        if "language" in changes and changes["language"] != self._language:
+            language = changes["language"]
+            try:
+                update = stream.set_language(language)
+            except ValueError as exc:
+                emit(self.error, str(exc))
+            else:
+                self._language = language
+                self._handle(update, final=False)
+                emit(self.notice, f"language set to {language or 'the model default'}")
 
     def _take(self, max_samples: int) -> np.ndarray:
         pcm = np.concatenate(self._backlog)
@@ -184,11 +218,6 @@ class InferenceWorker(QObject):
         self._offset_ms += _ms(dropped)
         emit(self.notice, f"transcription fell behind: skipped {dropped / SAMPLE_RATE:.1f} s of audio")
 
-    def _next_segment(self) -> None:
-        # The new segment's t=0 is the first sample still waiting (everything earlier was fed or shed).
-        self._stream_text_len = 0
-        self._offset_ms = _ms(self._audio_samples - self._backlog_samples)
-
     def _handle(self, update: StreamUpdate, final: bool) -> None:
         self._engine_lag_ms = update.lag_ms
         new_text = update.text[self._stream_text_len :]
@@ -207,6 +236,7 @@ class InferenceWorker(QObject):
                     new_tokens=tokens,
                     events=list(update.events),
                     final=final,
+                    utterance_ends=utterance_ends(tokens, update.events, self._eou_id),
                 ),
             )
 
@@ -220,6 +250,7 @@ class InferenceWorker(QObject):
                 lag_ms=_ms(self._backlog_samples) + self._engine_lag_ms,
                 dropped_ms=self._dropped_ms,
                 audio_ms=_ms(self._audio_samples),
-                delay_ms=self._delay_ms,
+                latency_ms=self._latency_ms,
+                language=self._language,
             ),
         )
