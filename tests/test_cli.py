@@ -111,22 +111,35 @@ def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     argv = ["live", "--model", "m.gguf", "--device", "2", "--delay-ms", "480", "-o", str(out)]
     assert main([*argv, "--duration", "1.5", "--backend", "cpu"]) == 3
     assert calls == [
-        {"model": "m.gguf", "device": "2", "delay_ms": 480, "output": out, "duration": 1.5, "backend": "cpu"}
+        {
+            "model": "m.gguf",
+            "device": "2",
+            "latency_ms": 480,
+            "language": None,
+            "output": out,
+            "duration": 1.5,
+            "backend": "cpu",
+        }
     ]
     assert main(["live"]) == 3
     assert calls[1] == {
         "model": None,
         "device": None,
-        "delay_ms": None,
+        "latency_ms": None,
+        "language": None,
         "output": None,
         "duration": None,
         "backend": "auto",
     }
+    assert main(["live", "--latency-ms", "160", "--language", "de-DE"]) == 3
+    assert (calls[2]["latency_ms"], calls[2]["language"]) == (160, "de-DE")
 
 
 def test_live_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     assert main(["live", "--duration", "0"]) == 2
     assert "--duration must be > 0" in _one_error_line(capsys.readouterr().err)
+    assert main(["live", "--latency-ms", "560", "--delay-ms", "480"]) == 2
+    assert "--latency-ms 560 and --delay-ms 480 differ" in _one_error_line(capsys.readouterr().err)
     monkeypatch.setitem(sys.modules, "captionist.pipeline.headless", None)
     assert main(["live"]) == 2
     assert "live captioning is not available" in _one_error_line(capsys.readouterr().err)
@@ -167,3 +180,59 @@ def test_module_entry_point_in_a_real_process(tmp_path: Path) -> None:
     assert proc.stderr == f"captionist: error: audio file not found: {tmp_path / 'none.wav'}\n"
     proc = subprocess.run([*args[:3], "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert (proc.returncode, proc.stdout) == (0, f"captionist {version_source}\n")
+
+
+def test_transcribe_golden_with_a_real_fastconformer_model(
+    nemotron_tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`captionist transcribe` prints exactly what Model.transcribe gives for the same audio."""
+    import json
+
+    from captionist.audio.files import load_audio
+    from captionist.transcript import render, segment_tokens
+
+    wav = Path(__file__).resolve().parent / "data" / "audio" / "speech_short.wav"
+    model = engine.Model(nemotron_tiny_gguf, backend="cpu", n_threads=1)
+    want = model.transcribe(load_audio(wav))
+    assert want.text.strip()
+
+    args = ["transcribe", str(wav), "--model", str(nemotron_tiny_gguf), "--backend", "cpu", "--threads", "1"]
+    assert main([*args, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["text"] == want.text and doc["token_ids"] == want.token_ids
+    assert [(t["id"], t["piece"], t["time_ms"]) for t in doc["tokens"]] == [
+        (t.id, t.piece, t.time_ms) for t in want.tokens
+    ]
+    assert (doc["latency_ms"], doc["language"]) == (model.default_latency_ms, None) and "delay_ms" not in doc
+
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out == render("txt", segment_tokens(want.tokens, token_ms=model.token_ms))
+    assert "".join(out.split()) == "".join(want.text.split())  # every character, in order
+
+    assert main(["transcribe", str(wav), "--model", str(nemotron_tiny_gguf), "--latency-ms", "100"]) == 2
+    assert _one_error_line(capsys.readouterr().err) == (
+        "captionist: error: latency 100 ms is not supported by this model; "
+        "choose one of 80, 160, 560, 1120 ms"
+    )
+    assert main(["transcribe", str(wav), "--model", str(nemotron_tiny_gguf), "--language", "de"]) == 2
+    assert "takes no language choice" in _one_error_line(capsys.readouterr().err)
+
+
+def test_transcribe_with_a_real_end_of_utterance_model(parakeet_eou_tiny_gguf: Path, capsys) -> None:
+    from captionist.audio.files import load_audio
+    from captionist.transcript import parse, render, segment_tokens, with_utterance_ends
+
+    wav = Path(__file__).resolve().parent / "data" / "audio" / "speech_short.wav"
+    model = engine.Model(parakeet_eou_tiny_gguf, backend="cpu", n_threads=1)
+    want = model.transcribe(load_audio(wav))
+    ends = [at for at, e in want.events if e == engine.StreamEvent.END_OF_UTTERANCE]
+    captions = segment_tokens(with_utterance_ends(want.tokens, ends), token_ms=model.token_ms)
+    assert len(ends) >= 2 and len(captions) > len(segment_tokens(want.tokens, token_ms=model.token_ms))
+    args = ["transcribe", str(wav), "--model", str(parakeet_eou_tiny_gguf), "--threads", "1"]
+    assert main([*args, "--format", "srt"]) == 0
+    assert parse("srt", capsys.readouterr().out) == captions  # a new cue after each end of utterance
+    assert main([*args, "--latency-ms", "160"]) == 0
+    out = capsys.readouterr().out
+    assert out == render("txt", captions) and len(out.splitlines()) > 1  # a line per utterance
+    assert "".join(out.split()) == "".join(want.text.split())

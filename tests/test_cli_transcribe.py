@@ -13,33 +13,58 @@ import soundfile as sf
 
 from captionist import engine
 from captionist.__main__ import main
-from captionist.engine import TOKEN_MS, EngineError, Token, Transcript
+from captionist.engine import EngineError, StreamEvent, Token, Transcript
 from captionist.transcript import Caption, parse
+from tests.fakes.fake_engine import FakeModel as FakeLiveModel
 
+TOKEN_MS = 80
 FRAME = 16000 * TOKEN_MS // 1000
 
 
-class FakeModel:
-    """One token ``" w<frame>"`` per voiced 80 ms frame, a control token per silent frame."""
+class FakeModel(FakeLiveModel):
+    """The fake engine's model info, and an offline ``transcribe``: one token ``" w<frame>"`` per
+    voiced 80 ms frame, a control token per silent frame. A path with "fastconformer" in it gives a
+    FastConformer-like model with languages whose first silent frame after speech ends an utterance."""
 
     instances: list[FakeModel] = []
 
     def __init__(self, path: str, backend: str = "auto", n_threads: int | None = None) -> None:
         if "broken" in str(path):
             raise EngineError(f"{path}: not a Captionist model file (bad magic)")
-        self.path, self.backend, self.n_threads = path, backend, n_threads
-        self.delays: list[int | None] = []
+        if "fastconformer" in str(path):
+            super().__init__(
+                path,
+                latencies_ms=(80, 160, 560, 1120),
+                default_latency_ms=1120,
+                languages=("auto", "de", "de-DE"),
+                default_language="auto",
+                architecture="fastconformer_rnnt",
+            )
+        else:
+            super().__init__(path, latencies_ms=(480, 960), architecture="voxtral_realtime")
+        self.backend, self.n_threads = backend, n_threads
+        self.calls: list[tuple[int | None, str | None]] = []
         FakeModel.instances.append(self)
 
-    def transcribe(self, pcm: np.ndarray, delay_ms: int | None = None) -> Transcript:
-        self.delays.append(delay_ms)
+    def transcribe(
+        self, pcm: np.ndarray, latency_ms: int | None = None, language: str | None = None, *, delay_ms=None
+    ) -> Transcript:
+        self.calls.append((self.resolve_latency(latency_ms, delay_ms), language))
+        self.resolve_language(language)
         n = pcm.size // FRAME
         rms = np.sqrt(np.mean(pcm[: n * FRAME].reshape(n, FRAME) ** 2, axis=1))
         tokens = [
             Token(1000 + i, f" w{i}", i * TOKEN_MS) if r > 0.01 else Token(32, "", i * TOKEN_MS, True)
             for i, r in enumerate(rms)
         ]
-        return Transcript("".join(t.piece for t in tokens), [t.id for t in tokens], tokens)
+        events = []
+        if self.architecture == "fastconformer_rnnt":
+            voiced = rms > 0.01
+            events = [
+                (i, StreamEvent.END_OF_UTTERANCE) for i in range(1, n) if voiced[i - 1] and not voiced[i]
+            ]
+        events.append((len(tokens), StreamEvent.FINISHED))
+        return Transcript("".join(t.piece for t in tokens), [t.id for t in tokens], tokens, events)
 
 
 @pytest.fixture(autouse=True)
@@ -82,7 +107,7 @@ def test_txt_to_stdout(tmp_path: Path, model: Path, capsys: pytest.CaptureFixtur
     assert rc == 0
     assert out == "w0 w1 w2 w3 w4 w5 w20 w21 w22 w23 w24\n"
     (m,) = FakeModel.instances
-    assert (m.path, m.backend, m.n_threads, m.delays) == (str(model), "auto", 3, [None])
+    assert (m.path, m.backend, m.n_threads, m.calls) == (str(model), "auto", 3, [(480, None)])
 
 
 @pytest.mark.parametrize("fmt", ["srt", "vtt", "json"])
@@ -105,12 +130,13 @@ def test_json_fields(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0
     assert doc["model"] == str(model) and doc["delay_ms"] == 960 and doc["duration_ms"] == 2000
+    assert doc["latency_ms"] == 960 and doc["language"] is None
     assert doc["file"] == str(src)
     assert doc["text"].split() == [f"w{i}" for i in [*range(6), *range(20, 25)]]
     assert len(doc["token_ids"]) == 25 and doc["token_ids"][0] == 1000 and doc["token_ids"][6] == 32
     assert doc["tokens"][20] == {"id": 1020, "piece": " w20", "time_ms": 1600, "is_control": False}
     assert doc["captions"][1] == {"start_ms": 1600, "end_ms": 2000, "text": EXPECTED[1].text}
-    assert FakeModel.instances[0].delays == [960]
+    assert FakeModel.instances[0].calls == [(960, None)]
 
 
 def test_md_and_timestamped_txt(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -160,14 +186,71 @@ def _one_error_line(err: str) -> str:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--delay-ms", "100"], "delay_ms must be 80..1200 in steps of 80"),
         (["--threads", "0"], "--threads must be >= 1"),
+        (
+            ["--latency-ms", "480", "--delay-ms", "960"],
+            "--latency-ms 480 and --delay-ms 960 differ; give one",
+        ),
     ],
 )
 def test_bad_options_exit_2(tmp_path: Path, model: Path, capsys, extra: list[str], message: str) -> None:
     assert main(["transcribe", str(speech(tmp_path)), "--model", str(model), *extra]) == 2
     assert message in _one_error_line(capsys.readouterr().err)
     assert FakeModel.instances == []
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "message"),
+    [
+        (
+            "m.gguf",
+            ["--delay-ms", "100"],
+            "latency 100 ms is not supported by this model; choose one of 480, 960 ms",
+        ),
+        (
+            "m.gguf",
+            ["--latency-ms", "80"],
+            "latency 80 ms is not supported by this model; choose one of 480, 960",
+        ),
+        ("m.gguf", ["--language", "de"], "this model recognises the language itself"),
+        ("fastconformer.gguf", ["--language", "xx"], "unknown language 'xx'; choose one of auto, de, de-DE"),
+    ],
+)
+def test_choices_the_model_does_not_offer_exit_2(
+    tmp_path: Path, capsys, name: str, extra: list[str], message: str
+) -> None:
+    model = tmp_path / name
+    model.write_bytes(b"GGUF")
+    out = tmp_path / "never.srt"
+    assert main(["transcribe", str(speech(tmp_path)), "--model", str(model), *extra, "-o", str(out)]) == 2
+    assert message in _one_error_line(capsys.readouterr().err)
+    assert FakeModel.instances[0].calls == [] and not out.exists()  # refused before transcribing
+
+
+def test_latency_and_language_of_a_model_with_languages(tmp_path: Path, capsys) -> None:
+    model = tmp_path / "fastconformer.gguf"
+    model.write_bytes(b"GGUF")
+    args = ["transcribe", str(speech(tmp_path)), "--model", str(model), "--format", "json"]
+    assert main([*args, "--latency-ms", "160", "--language", "de-DE"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["latency_ms"], doc["language"]) == (160, "de-DE") and "delay_ms" not in doc
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["latency_ms"], doc["language"]) == (1120, "auto")  # the model's defaults
+    assert [m.calls for m in FakeModel.instances] == [[(160, "de-DE")], [(1120, None)]]
+
+
+def test_an_end_of_utterance_starts_a_new_cue_and_line(tmp_path: Path, capsys) -> None:
+    model = tmp_path / "fastconformer.gguf"
+    model.write_bytes(b"GGUF")
+    t = np.arange(16000) / 16000
+    voiced = ((t < 0.24) | ((t >= 0.32) & (t < 0.56))).astype(np.float32)  # one silent frame between
+    src = tmp_path / "two.wav"
+    sf.write(src, 0.3 * np.sin(2 * np.pi * 200 * t).astype(np.float32) * voiced, 16000, subtype="FLOAT")
+    assert main(["transcribe", str(src), "--model", str(model)]) == 0
+    assert capsys.readouterr().out == "w0 w1 w2\nw4 w5 w6\n"  # without the end: one line (80 ms gap)
+    assert main(["transcribe", str(src), "--model", str(model), "--format", "srt"]) == 0
+    assert [c.text for c in parse("srt", capsys.readouterr().out)] == ["w0 w1 w2", "w4 w5 w6"]
 
 
 def test_engine_error_exits_2_without_traceback(tmp_path: Path, capsys) -> None:

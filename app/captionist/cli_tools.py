@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from captionist.cli_errors import CliError, import_attr
-from captionist.cli_transcribe import BACKENDS
+from captionist.cli_transcribe import BACKENDS, add_model_options, latency_option
 
 OUTTYPES = ("f32", "f16", "bf16")
 QUANT_TYPES = ("Q8_0", "Q5_K", "Q4_K", "Q4_K_M", "Q5_K_M", "Q6_K", "F16")
@@ -45,7 +45,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--model", help="model file (.gguf); default: the downloaded default model")
     p.add_argument("--device", help="input device name or index (see 'captionist devices')")
-    p.add_argument("--delay-ms", type=int, help="transcription delay: 80..1200 in steps of 80, or 2400")
+    add_model_options(p)
     p.add_argument("-o", "--output", type=Path, help="also write the transcript here (e.g. transcript.srt)")
     p.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl+C)")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
@@ -90,12 +90,14 @@ def cmd_quantize(args: argparse.Namespace) -> int:
 def cmd_live(args: argparse.Namespace) -> int:
     if args.duration is not None and args.duration <= 0:
         raise CliError(f"--duration must be > 0 seconds; got {args.duration}")
+    latency_ms = latency_option(args)
     run_live = import_attr("captionist.pipeline.headless", "run_live", "live captioning")
     return int(
         run_live(
             model=args.model,
             device=args.device,
-            delay_ms=args.delay_ms,
+            latency_ms=latency_ms,
+            language=args.language,
             output=args.output,
             duration=args.duration,
             backend=args.backend,

@@ -8,9 +8,36 @@ from pathlib import Path
 from typing import Any
 
 from captionist.cli_errors import CliError, import_attr
-from captionist.transcript import FORMATS, render, segment_tokens
+from captionist.transcript import FORMATS, render, segment_tokens, with_utterance_ends
 
 BACKENDS = ("auto", "cpu", "metal", "cuda")
+VOXTRAL_ARCHITECTURE = "voxtral_realtime"  # its latency is called a delay (--delay-ms, JSON delay_ms)
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """``--latency-ms``, ``--delay-ms`` (Voxtral's name for it) and ``--language``."""
+    p.add_argument(
+        "--latency-ms",
+        type=int,
+        metavar="MS",
+        help="latency: the model's choices; default: the model's default",
+    )
+    p.add_argument("--delay-ms", type=int, metavar="MS", help="Voxtral's name for --latency-ms")
+    p.add_argument(
+        "--language",
+        metavar="LANG",
+        help="language, for models that offer a choice (e.g. de-DE or auto); default: the model's default",
+    )
+
+
+def latency_option(args: argparse.Namespace) -> int | None:
+    """The latency asked for with ``--latency-ms`` or ``--delay-ms`` (None: the default)."""
+    if args.latency_ms is not None and args.delay_ms is not None and args.latency_ms != args.delay_ms:
+        raise CliError(
+            f"--latency-ms {args.latency_ms} and --delay-ms {args.delay_ms} differ; "
+            "give one (--delay-ms is Voxtral's name for --latency-ms)"
+        )
+    return args.latency_ms if args.latency_ms is not None else args.delay_ms
 
 
 def add_parser(sub: Any) -> None:
@@ -21,7 +48,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("audio", nargs="+", type=Path, metavar="AUDIO", help="audio file(s) to transcribe")
     p.add_argument("--model", type=Path, help="model file (.gguf); default: the downloaded default model")
-    p.add_argument("--delay-ms", type=int, help="transcription delay: 80..1200 in steps of 80, or 2400")
+    add_model_options(p)
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
     p.add_argument("--threads", type=int, help="CPU threads (default: the engine's choice)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: from -o's suffix, else txt)")
@@ -68,9 +95,15 @@ def output_paths(inputs: list[Path], output: Path | None, fmt: str) -> list[Path
     return paths
 
 
-def render_transcript(fmt: str, transcript: Any, meta: dict[str, Any], timestamps: bool) -> str:
-    """``transcript`` (an engine ``Transcript``) as a document in ``fmt``."""
-    captions = segment_tokens(transcript.tokens)
+def render_transcript(
+    fmt: str, transcript: Any, meta: dict[str, Any], timestamps: bool, token_ms: int
+) -> str:
+    """``transcript`` (an engine ``Transcript``) as a document in ``fmt``; each end of utterance
+    starts a new caption; ``token_ms`` is the model's token duration."""
+    from captionist.engine import StreamEvent
+
+    ends = [at for at, event in transcript.events if event == StreamEvent.END_OF_UTTERANCE]
+    captions = segment_tokens(with_utterance_ends(transcript.tokens, ends), token_ms=token_ms)
     if fmt != "json":
         return render(fmt, captions, timestamps=timestamps, meta={"title": meta["file"], **meta})
     doc = {
@@ -91,8 +124,7 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise CliError(f"--threads must be >= 1; got {args.threads}")
-    if args.delay_ms is not None:
-        engine.delay_ms_to_tokens(args.delay_ms)  # ValueError with the allowed values
+    wanted_latency = latency_option(args)
     inputs: list[Path] = list(args.audio)
     for src in inputs:  # fail before the (slow) model load
         if not src.is_file():
@@ -101,14 +133,14 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     destinations = output_paths(inputs, args.output, fmt)
     model_path = resolve_model(args.model)
     model = engine.Model(str(model_path), backend=args.backend, n_threads=args.threads)
-    kwargs = {} if args.delay_ms is None else {"delay_ms": args.delay_ms}
-    delay_ms = args.delay_ms if args.delay_ms is not None else getattr(model, "default_delay_ms", None)
+    latency_ms = model.resolve_latency(wanted_latency)  # ValueError naming the model's choices
+    language = None if args.language is None else model.resolve_language(args.language) or None
 
     failures = 0
     for src, dest in zip(inputs, destinations, strict=True):
         try:
             pcm = load_audio(src)
-            transcript = model.transcribe(pcm, **kwargs)
+            transcript = model.transcribe(pcm, latency_ms=latency_ms, language=language)
         except (ValueError, engine.EngineError) as exc:
             print(f"captionist: error: {exc}", file=sys.stderr)
             failures += 1
@@ -116,10 +148,12 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
         meta = {
             "file": str(src),
             "model": str(model_path),
-            "delay_ms": delay_ms,
+            "latency_ms": latency_ms,
+            "language": language or model.default_language,
+            **({"delay_ms": latency_ms} if model.architecture == VOXTRAL_ARCHITECTURE else {}),
             "duration_ms": len(pcm) * 1000 // engine.SAMPLE_RATE,
         }
-        text = render_transcript(fmt, transcript, meta, args.timestamps)
+        text = render_transcript(fmt, transcript, meta, args.timestamps, model.token_ms)
         if dest is None:
             if len(inputs) > 1:
                 text = f"==> {src} <==\n{text}"
