@@ -1,4 +1,5 @@
-"""Speech models: the catalogue, download + convert + quantize, local GGUF import, list and delete.
+"""Speech models: the catalogue (Voxtral and FastConformer), download + convert + quantize, local GGUF
+import, list and delete, and which one suits this computer (``recommend``).
 
 Usage::
 
@@ -13,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from captionist import paths
-from captionist.models.catalogue import CATALOGUE, VOXTRAL_REALTIME, CatalogueEntry, Quantization
+from captionist.models.catalogue import (
+    CATALOGUE,
+    NEMOTRON_35,
+    NEMOTRON_STREAMING,
+    PARAKEET_EOU,
+    VOXTRAL_REALTIME,
+    CatalogueEntry,
+    Quantization,
+)
 from captionist.models.store import ModelEntry, ModelStore, check_gguf
 from captionist.settings import load_settings
 
@@ -29,6 +38,9 @@ def default_model_path() -> Path | None:
 
 __all__ = [
     "CATALOGUE",
+    "NEMOTRON_35",
+    "NEMOTRON_STREAMING",
+    "PARAKEET_EOU",
     "VOXTRAL_REALTIME",
     "CatalogueEntry",
     "ModelEntry",

@@ -3,13 +3,15 @@
 Usage::
 
     cancel = threading.Event()
-    folder = download_checkpoint(VOXTRAL_REALTIME, paths.download_cache_dir() / "voxtral",
-                                 progress=lambda done, total: ..., cancel=cancel)
+    src = download_checkpoint(NEMOTRON_STREAMING, paths.download_cache_dir() / "nemotron",
+                              progress=lambda done, total: ..., cancel=cancel)
+    convert_checkpoint(src, ...)       # the folder, or the one file the converter reads (.nemo)
 
-Only one weight layout is fetched: Mistral's (``params.json`` + ``consolidated*.safetensors``)
-when the repository has it, else the Hugging Face one; plus ``tekken.json``. Files land in
-``dest`` via ``hf_hub_download(local_dir=...)``, which resumes partial files and skips finished
-ones. Every file whose SHA-256 the hub publishes (LFS files) is verified; a mismatch deletes the
+Which files are fetched is the entry's data (``CatalogueEntry.layouts``): the first layout whose
+required files the repository has (Voxtral: Mistral's ``params.json`` + ``consolidated*.safetensors``
+before the Hugging Face layout; Nemotron: the Hugging Face folder; Parakeet-EOU: one ``.nemo``).
+Files land in ``dest`` via ``hf_hub_download(local_dir=...)``, which resumes partial files and skips
+finished ones. Every file whose SHA-256 the hub publishes (LFS files) is verified; a mismatch deletes the
 file and raises ``ChecksumMismatch``. Without network, ``NoNetwork`` says so plainly.
 ``cancel`` is checked on every progress tick and between files (``DownloadCancelled``).
 """
@@ -20,12 +22,13 @@ import hashlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from captionist.models.catalogue import CatalogueEntry
+from captionist.models.catalogue import CatalogueEntry, FileLayout
 
 Progress = Callable[[int, int], None]
 
@@ -49,20 +52,18 @@ class RemoteFile:
     sha256: str | None
 
 
-def _wanted(names: set[str]) -> set[str]:
-    mistral = {n for n in names if n.startswith("consolidated") and n.endswith(".safetensors")}
-    if "params.json" in names and mistral:
-        chosen = mistral | {"params.json"}
-    else:
-        chosen = {n for n in names if n.startswith("model") and n.endswith((".safetensors", ".index.json"))}
-        chosen |= {
-            n for n in ("config.json", "preprocessor_config.json", "generation_config.json") if n in names
-        }
-    return chosen | ({"tekken.json"} & names)
+def choose_layout(entry: CatalogueEntry, names: set[str]) -> FileLayout:
+    """The first of ``entry.layouts`` that the repository's files ``names`` hold (ValueError if none)."""
+    for layout in entry.layouts:
+        if layout.matches(names):
+            return layout
+    wanted = " or ".join("+".join(layout.required) for layout in entry.layouts)
+    raise ValueError(f"{entry.repo_id} has none of the files this app can convert (looked for {wanted})")
 
 
 def list_remote_files(entry: CatalogueEntry, api: Any = None) -> list[RemoteFile]:
-    """The files of ``entry`` to download, with sizes and published SHA-256 (raises NoNetwork)."""
+    """The files of ``entry`` to download, smallest first, with sizes and published SHA-256
+    (raises NoNetwork, or ValueError when the repository has no layout this app converts)."""
     if api is None:
         from huggingface_hub import HfApi
 
@@ -80,16 +81,15 @@ def list_remote_files(entry: CatalogueEntry, api: Any = None) -> list[RemoteFile
             f"cannot reach huggingface.co ({text}); check the network, or import a local GGUF file instead"
         ) from exc
     siblings = list(info.siblings or [])
-    names = _wanted({s.rfilename for s in siblings})
+    available = {s.rfilename for s in siblings}
+    names = choose_layout(entry, available).select(available)
     files = []
     for s in siblings:
         if s.rfilename in names:
             lfs = getattr(s, "lfs", None)
             sha = getattr(lfs, "sha256", None) if lfs is not None else None
             files.append(RemoteFile(s.rfilename, int(s.size or 0), sha))
-    if not any(f.name.endswith(".safetensors") for f in files):
-        raise ValueError(f"{entry.repo_id} has no safetensors weights this app can convert")
-    return sorted(files, key=lambda f: f.size)
+    return sorted(files, key=lambda f: (f.size, f.name))
 
 
 def sha256_of(path: Path, chunk: int = 1 << 22) -> str:
@@ -127,8 +127,10 @@ def download_checkpoint(
     api: Any = None,
     downloader: Callable[..., str] | None = None,
 ) -> Path:
-    """Fetch the checkpoint into ``dest`` (resumable) and return ``dest``."""
+    """Fetch the checkpoint into ``dest`` (resumable); return what the converter reads: ``dest``,
+    or the one file the layout names (``FileLayout.convert_from``)."""
     files = list_remote_files(entry, api)
+    layout = choose_layout(entry, {f.name for f in files})
     if downloader is None:
         from huggingface_hub import hf_hub_download as downloader
     total = sum(f.size for f in files)
@@ -158,4 +160,6 @@ def download_checkpoint(
             )
         done += f.size
         progress(done, total)
-    return dest
+    if layout.convert_from is None:
+        return dest
+    return dest / sorted(f.name for f in files if fnmatch(f.name, layout.convert_from))[0]

@@ -2,10 +2,11 @@
 
 Usage::
 
-    path = install_model(VOXTRAL_REALTIME, "Q4_K_M", on_progress=lambda stage, done, total: ...,
+    path = install_model(NEMOTRON_STREAMING, "Q8_0", on_progress=lambda stage, done, total: ...,
                          cancel=threading.Event())
 
-Stages: ``"download"`` (bytes), ``"convert"`` (0/1, the converter reports no finer progress),
+Stages: ``"download"`` (bytes), ``"convert"`` (0/1, the converter reports no finer progress; it
+detects the architecture, and reads a folder or a ``.nemo`` file as the download gives it),
 ``"quantize"`` (bytes written), ``"done"``. The F16 intermediate is deleted after quantizing; the
 final file appears atomically in the models folder. Cancel is honoured during the download and
 between stages. The downloaded checkpoint stays in ``paths.download_cache_dir()`` so a failed

@@ -3,7 +3,7 @@
 Usage::
 
     store = ModelStore()                   # paths.models_dir(), plus the bundled demo model
-    for m in store.list(): print(m.name, m.size_bytes, m.origin)
+    for m in store.list(): print(m.label())   # "Nemotron Speech Streaming 0.6B Q8_0 · FastConformer (0.7 GB)"
     entry = store.import_gguf(Path("~/Downloads/voxtral-q4.gguf").expanduser())
     store.delete(entry)
 """
@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from captionist import paths
+from captionist.models.catalogue import entry_of_file
+from captionist.models.gguf_header import read_gguf_values
+from captionist.models.info import family_name
 
 GGUF_MAGIC = b"GGUF"
 DEMO_NAME = "Built-in demo, 28 words"  # the small model shipped in the package (tools/train_demo_model.py)
@@ -22,16 +25,29 @@ DEMO_NAME = "Built-in demo, 28 words"  # the small model shipped in the package 
 
 @dataclass(frozen=True)
 class ModelEntry:
-    name: str
+    name: str  # the catalogue title and quantization for a model installed from the catalogue
     path: Path
     size_bytes: int
     origin: str  # "local" (in the models folder) | "bundled" | "external" (configured elsewhere)
+    family: str | None = None  # "Voxtral", "FastConformer"; None when the file does not say
 
     def label(self) -> str:
         size = (
             f"{self.size_bytes / 1e9:.1f} GB" if self.size_bytes >= 1e8 else f"{self.size_bytes / 1e6:.0f} MB"
         )
-        return f"{self.name} ({size})"
+        family = f" · {self.family}" if self.family else ""
+        return f"{self.name}{family} ({size})"
+
+
+def describe_model_file(path: Path, origin: str, name: str | None = None) -> ModelEntry:
+    """A ``ModelEntry`` for ``path``: named after its catalogue entry when it was installed from
+    the catalogue, its family read from the file's header (``general.architecture``)."""
+    known = entry_of_file(path.name)
+    if name is None:
+        name = f"{known[0].title} {known[1]}" if known else path.stem
+    header = read_gguf_values(path, ("general.architecture",))
+    family = family_name(header.get("general.architecture")) or (known[0].family if known else None)
+    return ModelEntry(name, path, path.stat().st_size, origin, family)
 
 
 def check_gguf(path: Path) -> None:
@@ -54,9 +70,9 @@ class ModelStore:
         entries = []
         if self.root.is_dir():
             for p in sorted(self.root.glob("*.gguf")):
-                entries.append(ModelEntry(p.stem, p, p.stat().st_size, "local"))
+                entries.append(describe_model_file(p, "local"))
         if self.demo.is_file():
-            entries.append(ModelEntry(DEMO_NAME, self.demo, self.demo.stat().st_size, "bundled"))
+            entries.append(describe_model_file(self.demo, "bundled", DEMO_NAME))
         return entries
 
     def import_gguf(self, src: Path) -> ModelEntry:
@@ -70,7 +86,7 @@ class ModelStore:
         tmp = dst.with_name(dst.name + ".part")
         shutil.copyfile(src, tmp)
         tmp.replace(dst)
-        return ModelEntry(dst.stem, dst, dst.stat().st_size, "local")
+        return describe_model_file(dst, "local")
 
     def delete(self, entry: ModelEntry) -> None:
         if entry.origin != "local" or entry.path.parent.resolve() != self.root.resolve():

@@ -2,14 +2,16 @@
 
 Usage::
 
-    dialog = ModelsDialog(store, installer=install_model)
+    dialog = ModelsDialog(store, installer=install_model, hardware=probe_hardware())
     dialog.models_changed.connect(main_window.refresh_models)
     dialog.show()
 
-The download/convert/quantize job runs on its own QThread (``InstallWorker``); the dialog shows
-each stage's progress, and Cancel sets the job's cancel event. Without network the message says
-so and points at "Import GGUF…". Each quantization is listed with its file size and the RAM it
-needs; one that needs more than this machine has is marked.
+The catalogue lists every downloadable model with its family and what it is good for (speed,
+languages, punctuation, end of utterance); the one ``recommend`` picks for this computer is
+marked and selected. The download/convert/quantize job runs on its own QThread
+(``InstallWorker``); the dialog shows each stage's progress, and Cancel sets the job's cancel
+event. Without network the message says so and points at "Import GGUF…". Each quantization is
+listed with its file size and the RAM it needs; one that needs more than this machine has is marked.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from captionist.models import VOXTRAL_REALTIME, CatalogueEntry, ModelStore
-from captionist.models.install import install_model, total_ram_gb
+from captionist.models import CATALOGUE, CatalogueEntry, ModelStore
+from captionist.models.install import install_model
+from captionist.models.recommend import Hardware, probe_hardware, recommend
 from captionist.pipeline.signals import emit
 
 STAGE_TEXT = {
@@ -43,6 +46,13 @@ STAGE_TEXT = {
     "quantize": "Quantizing",
     "done": "Done",
 }
+
+
+def _gb(value: float) -> str:
+    """Sizes as people read them: "0.13 GB", "1.2 GB", "9 GB"."""
+    if value < 1:
+        return f"{value:.2f} GB"
+    return f"{value:.1f} GB" if value < 10 else f"{value:.0f} GB"
 
 
 class InstallWorker(QObject):
@@ -78,32 +88,36 @@ class ModelsDialog(QDialog):
         self,
         store: ModelStore,
         installer: Callable[..., Path] = install_model,
-        entry: CatalogueEntry = VOXTRAL_REALTIME,
+        entries: tuple[CatalogueEntry, ...] = CATALOGUE,
+        hardware: Hardware | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Speech models")
-        self.store, self.installer, self.entry = store, installer, entry
+        self.store, self.installer, self.entries = store, installer, entries
+        self.hardware = hardware or probe_hardware()
+        hw = self.hardware
+        self.recommendation = recommend(hw.physical_cores, hw.ram_gb, hw.has_gpu)
         self.installed = QListWidget()
         delete = QPushButton("Delete")
         import_button = QPushButton("Import GGUF…")
+        self.recommended = QLabel(
+            f"Recommended for this computer: {self.recommendation.entry.title} "
+            f"({self.recommendation.quantization}), because {self.recommendation.reason}."
+        )
+        self.recommended.setWordWrap(True)
+        self.catalogue = QComboBox()
+        for e in entries:
+            mark = " (recommended)" if e is self.recommendation.entry else ""
+            self.catalogue.addItem(f"{e.title} · {e.family}{mark}", e.key)
+        self.about = QLabel()
+        self.about.setWordWrap(True)
         self.quant = QComboBox()
-        ram = total_ram_gb()
-        for q in entry.quantizations:
-            warn = " - more than this computer has" if ram is not None and q.ram_gb > ram else ""
-            self.quant.addItem(
-                f"{q.type_name}: {q.file_gb:.1f} GB file, needs ~{q.ram_gb:.1f} GB RAM ({q.note}){warn}",
-                q.type_name,
-            )
-        self.quant.setCurrentIndex(self.quant.findData(entry.default_quantization))
         self.download = QPushButton("Download and install")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
-        self.status = QLabel(
-            f"{entry.title} from huggingface.co/{entry.repo_id} "
-            f"(~{entry.download_gb:.0f} GB download, {entry.license})."
-        )
+        self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Installed models"))
@@ -113,6 +127,9 @@ class ModelsDialog(QDialog):
         row.addWidget(delete)
         layout.addLayout(row)
         layout.addWidget(QLabel("Download"))
+        layout.addWidget(self.recommended)
+        layout.addWidget(self.catalogue)
+        layout.addWidget(self.about)
         layout.addWidget(self.quant)
         row2 = QHBoxLayout()
         row2.addWidget(self.download)
@@ -124,9 +141,42 @@ class ModelsDialog(QDialog):
         import_button.clicked.connect(self._ask_import)
         self.download.clicked.connect(self.start_install)
         self.cancel_button.clicked.connect(self.cancel_install)
+        self.catalogue.currentIndexChanged.connect(self._on_entry_chosen)
         self._thread: QThread | None = None
         self._worker: InstallWorker | None = None
         self.refresh()
+        index = self.catalogue.findData(self.recommendation.entry.key)
+        self.catalogue.setCurrentIndex(max(0, index))
+        self._on_entry_chosen()
+
+    @property
+    def entry(self) -> CatalogueEntry:
+        """The catalogue entry chosen for download."""
+        return self.entries[max(0, self.catalogue.currentIndex())]
+
+    def choose(self, key: str) -> None:
+        """Select the catalogue entry ``key`` for download."""
+        self.catalogue.setCurrentIndex(self.catalogue.findData(key))
+
+    def _on_entry_chosen(self, *_: object) -> None:
+        e = self.entry
+        self.about.setText(
+            f"Good for {e.good_for}. {e.features[:1].upper()}{e.features[1:]}. Speed: {e.speed}. "
+            f"From huggingface.co/{e.repo_id} (~{_gb(e.download_gb)} download, {e.license})."
+        )
+        ram = self.hardware.ram_gb
+        self.quant.clear()
+        for q in e.quantizations:
+            warn = " - more than this computer has" if ram is not None and q.ram_gb > ram else ""
+            self.quant.addItem(
+                f"{q.type_name}: {_gb(q.file_gb)} file, needs ~{_gb(q.ram_gb)} RAM ({q.note}){warn}",
+                q.type_name,
+            )
+        r = self.recommendation
+        default = r.quantization if e is r.entry else e.default_quantization
+        self.quant.setCurrentIndex(max(0, self.quant.findData(default)))
+        if self._thread is None:
+            self.status.setText("")
 
     def refresh(self) -> None:
         self.installed.clear()
@@ -165,6 +215,7 @@ class ModelsDialog(QDialog):
     def start_install(self) -> None:
         if self._thread is not None:
             return
+        self.catalogue.setEnabled(False)
         self._worker = InstallWorker(self.installer, self.entry, self.quant.currentData(), self.store.root)
         self._thread = QThread()
         self._worker.moveToThread(self._thread)
@@ -203,6 +254,7 @@ class ModelsDialog(QDialog):
         if self._thread is not None:
             self._thread.wait()
         self._thread, self._worker = None, None
+        self.catalogue.setEnabled(True)
         self.download.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.progress.setRange(0, 1)
