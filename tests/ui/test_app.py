@@ -48,7 +48,34 @@ def test_corrupt_settings_notice_is_shown(parts) -> None:
     paths.settings_file().write_text("{not json")
     p = parts()
     assert p.window.error_banner.text().splitlines()[-1].startswith("settings file was corrupt")
-    assert p.settings.delay_ms == 480
+    assert p.settings.latency_ms == {} and p.settings.delay_ms == 0
+
+
+def test_a_hostile_settings_file_never_stops_the_app(parts, qtbot) -> None:
+    paths.settings_file().parent.mkdir(parents=True)
+    hostile = {
+        "delay_ms": 10**30,
+        "latency_ms": {"m.gguf": 123456, "x": "fast", "y": True, "z": [1]},
+        "language": {"m.gguf": "xx-XX", "n": 5, "o": None},
+        "model_path": "/nonexistent/\u0000.gguf",
+        "backend": ["cuda"],
+        "transcript_format": "docx",
+        "sources": "not a list",
+        "overlay": {"font_size": 10**12, "lines": -5, "geometry": {"": [10**20] * 4, "t": "x", "u": [1, 2]}},
+    }
+    paths.settings_file().write_text(json.dumps(hostile))
+    model = paths.models_dir() / "m.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"GGUF")
+    p = parts()
+    qtbot.waitUntil(lambda: p.window.model_info is not None)
+    assert p.window.latency.value_ms() == 480  # the stored 123456 ms is not a choice: the default
+    assert p.settings.latency_ms == {"m.gguf": 123456}  # only well-typed entries were kept
+    assert p.settings.language == {"m.gguf": "xx-XX"}
+    notice = p.window.error_banner.text()
+    assert "ignored invalid settings:" in notice and "latency_ms" in notice and "overlay.geometry" in notice
+    assert "delay_ms" in notice and "overlay.font_size" in notice
+    assert p.overlay.isVisible() and p.window.open_preferences() is not None
 
 
 def test_tray_start_stop_follows_session_state(parts, qtbot) -> None:
@@ -57,6 +84,7 @@ def test_tray_start_stop_follows_session_state(parts, qtbot) -> None:
     model.parent.mkdir(parents=True)
     model.write_bytes(b"GGUF")
     p.window.refresh_models()
+    qtbot.waitUntil(lambda: p.window.model_info is not None)
     with qtbot.waitSignal(p.controller.state_changed):
         p.tray.start_stop.trigger()
     assert p.tray.start_stop.text() == "Stop captions"

@@ -102,3 +102,36 @@ def test_position_presets(overlay: CaptionOverlay) -> None:
     assert abs(overlay.geometry().center().y() - area.center().y()) <= 1
     with pytest.raises(ValueError, match="position must be one of top, bottom, centre"):
         overlay.apply_position("left")
+
+
+def test_an_end_of_utterance_starts_a_new_line(overlay: CaptionOverlay) -> None:
+    overlay.resize(2000, overlay.height())
+    a = [Token(1, " so", 0), Token(2, " that", 80), Token(126, "", 160, True), Token(3, " next", 240)]
+    overlay.show_update(
+        CaptionUpdate(
+            revision=1, text=" so that next", new_text=" so that next", new_tokens=a, utterance_ends=[3]
+        )
+    )
+    assert overlay.visible_lines() == ["so that", "next"] and overlay.newest_words() == ["so", "that", "next"]
+    # an end after the last token (Voxtral reports no position): the next words go on a new line
+    end = CaptionUpdate(revision=1, text=" so that next", new_text="", new_tokens=[], utterance_ends=[0])
+    overlay.show_update(end)
+    overlay.show_update(
+        CaptionUpdate(2, " so that next one", " one", [Token(4, " one", 320)], ["end_of_utterance"])
+    )
+    assert overlay.visible_lines() == ["next", "one"] and overlay.newest_words() == ["one"]
+
+
+def test_transcript_view_puts_each_utterance_on_its_own_line(qtbot) -> None:
+    from captionist.ui.transcript_view import TranscriptView
+
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    toks = [Token(1, " Hello", 0), Token(2, " there.", 80), Token(3, " Next", 160)]
+    view.append_update(CaptionUpdate(1, " Hello there. Next", " Hello there. Next", toks, utterance_ends=[2]))
+    view.append_update(CaptionUpdate(2, " Hello there. Next one", " one", [Token(4, " one", 240)]))
+    view.append_update(CaptionUpdate(2, " Hello there. Next one", "", [], utterance_ends=[0]))
+    view.append_update(
+        CaptionUpdate(3, " Hello there. Next one two", " two", [Token(5, " two", 320)], final=True)
+    )
+    assert view.plain_text() == "Hello there.\nNext one\ntwo\n"

@@ -127,6 +127,6 @@ def run_gui() -> int:
         elif parts.window.selected_model() == paths.bundled_demo_model():
             parts.window.show_notice(
                 "Using the built-in demo model: it knows 28 words (digits, yes/no, directions…). "
-                "For everyday speech, get Voxtral in Models…"
+                "For everyday speech, get a full model in Models…"
             )
     return int(parts.app.exec())

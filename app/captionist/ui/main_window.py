@@ -1,4 +1,4 @@
-"""The main window: sources with meters, model picker, delay slider, Start/Stop, live transcript.
+"""The main window: sources with meters, model picker, latency and language, Start/Stop, transcript.
 
 Usage::
 
@@ -9,6 +9,11 @@ Everything the window needs is injected: the ``SessionController`` (which owns c
 and transcript writer), the ``Settings`` object it edits in place (``settings_changed`` asks the
 app to save), a source lister and a ``ModelStore``. Errors are shown in a banner, never in modal
 dialogs, so a failure never blocks the captions. GUI thread only.
+
+Choosing a model asks the controller to load it in the background (``prepare_model``); when its
+``ModelInfo`` arrives the latency control offers that model's latencies and the language picker
+its languages (hidden for a model that recognises the language itself), with the values remembered
+for that model, and Start is enabled. Both apply live during a session.
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ from PySide6.QtWidgets import (
 
 from captionist.audio.devices import Source, system_audio_note
 from captionist.models import ModelStore
+from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS, SessionWriter
-from captionist.ui.delay_slider import DelaySlider
+from captionist.ui.language_picker import LanguagePicker
+from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.models_dialog import ModelsDialog
 from captionist.ui.overlay import CaptionOverlay
@@ -75,7 +82,9 @@ class MainWindow(QMainWindow):
         self.model_combo.setMinimumWidth(260)
         import_button = QPushButton("Import GGUF…")
         models_button = QPushButton("Models…")
-        self.delay = DelaySlider(settings.delay_ms)
+        self.latency = LatencyControl()
+        self.language = LanguagePicker()
+        self.model_info: ModelInfo | None = None  # of the selected model, once loaded
         self.start_button = QPushButton("Start")
         self.start_button.setObjectName("startButton")
         self.error_banner = QLabel()
@@ -99,7 +108,8 @@ class MainWindow(QMainWindow):
         model_row.addWidget(import_button)
         model_row.addWidget(models_button)
         controls = QHBoxLayout()
-        controls.addWidget(self.delay, 1)
+        controls.addWidget(self.latency, 1)
+        controls.addWidget(self.language)
         controls.addWidget(self.start_button)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -135,8 +145,11 @@ class MainWindow(QMainWindow):
         self.models_dialog: ModelsDialog | None = None
         self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
         self.sources.selection_changed.connect(self._on_sources_chosen)
-        self.delay.delay_changed.connect(self._on_delay)
+        self.latency.latency_changed.connect(self._on_latency)
+        self.language.language_changed.connect(self._on_language)
         self.start_button.clicked.connect(self.toggle_session)
+        controller.model_ready.connect(self._on_model_ready)
+        controller.model_failed.connect(self._on_model_failed)
         controller.caption.connect(self._on_caption)
         controller.stats.connect(self._on_stats)
         controller.notice.connect(self.show_notice)
@@ -195,9 +208,9 @@ class MainWindow(QMainWindow):
         self.model_combo.setCurrentIndex(index if index >= 0 else 0)
         self.model_combo.blockSignals(False)
         if self.model_combo.count() == 0:
+            self._set_model_info(None, "no model")
             self.show_error(
-                "No speech model yet: open Models… to download Voxtral Realtime, or import a GGUF file "
-                "you already have."
+                "No speech model yet: open Models… to download one, or import a GGUF file you already have."
             )
         else:
             self._on_model_chosen()
@@ -239,19 +252,51 @@ class MainWindow(QMainWindow):
 
     def _on_model_chosen(self, *_: object) -> None:
         model = self.selected_model()
-        if model is not None and str(model) != self.settings.model_path:
+        if model is None:
+            return
+        if str(model) != self.settings.model_path:
             self.settings.model_path = str(model)
             emit(self.settings_changed)
+        if self.model_info is None or self.model_info.path != model:
+            self._set_model_info(None, "loading…")
+            self.controller.prepare_model(model, self.settings.backend)
+
+    def _set_model_info(self, info: ModelInfo | None, why: str = "") -> None:
+        """Offer ``info``'s latencies and languages (None: nothing to offer yet, ``why``)."""
+        self.model_info = info
+        if info is None:
+            self.latency.clear(why)
+            self.language.set_choices([], None)
+        else:
+            self.latency.set_choices(info.latencies_ms, self.settings.latency_for(info))
+            self.language.set_choices(info.language_choices, self.settings.language_for(info))
+        self.start_button.setEnabled(self.controller.state == "running" or info is not None)
+
+    def _on_model_ready(self, info: ModelInfo) -> None:
+        if info.path == self.selected_model() and self.controller.state == "idle":
+            self._set_model_info(info)
+
+    def _on_model_failed(self, path: str, message: str) -> None:
+        if Path(path) == self.selected_model():
+            self._set_model_info(None, "unusable")
+            self.show_error(f"cannot use the model {Path(path).name}: {message}")
 
     def _on_sources_chosen(self) -> None:
         self.settings.sources = [s.id for s in self.sources.selected()]
         emit(self.settings_changed)
         self._restart_preview()
 
-    def _on_delay(self, delay_ms: int) -> None:
-        self.settings.delay_ms = delay_ms
-        self.controller.set_delay(delay_ms)
-        emit(self.settings_changed)
+    def _on_latency(self, latency_ms: int) -> None:
+        if self.model_info is not None:
+            self.settings.remember_latency(self.model_info, latency_ms)
+            emit(self.settings_changed)
+        self.controller.set_latency(latency_ms)
+
+    def _on_language(self, language: str) -> None:
+        if self.model_info is not None:
+            self.settings.remember_language(self.model_info, language)
+            emit(self.settings_changed)
+        self.controller.set_language(language)
 
     # --- session ------------------------------------------------------------------------------
     def toggle_session(self) -> None:
@@ -265,6 +310,10 @@ class MainWindow(QMainWindow):
         if model is None:
             self.show_error("Choose a model first (Import GGUF…).")
             return False
+        info = self.model_info
+        if info is None or info.path != model:
+            self.show_error("The model is still loading; press Start again in a moment.")
+            return False
         sources = self.sources.selected()
         if not sources:
             self.show_error("Tick at least one audio source.")
@@ -273,12 +322,14 @@ class MainWindow(QMainWindow):
         config = SessionConfig(
             model,
             sources,
-            self.delay.value_ms(),
+            self.latency.value_ms() or info.default_latency_ms,
             s.transcript_folder(),
             s.transcript_format,
             s.transcript_timestamps,
             s.backend,
             s.silence_warning_s,
+            language=self.language.language(),
+            token_ms=info.token_ms,
         )
         self.clear_error()
         if self.overlay is not None:
@@ -293,7 +344,7 @@ class MainWindow(QMainWindow):
 
     def _on_state(self, state: str) -> None:
         self.start_button.setText({"running": "Stop", "stopping": "Finishing…"}.get(state, "Start"))
-        self.start_button.setEnabled(state != "stopping")
+        self.start_button.setEnabled(state == "running" or (state == "idle" and self.model_info is not None))
         self.sources.setEnabled(state == "idle")
         self.model_combo.setEnabled(state == "idle")
         if state == "running":

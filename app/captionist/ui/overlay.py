@@ -8,10 +8,11 @@ Usage::
     overlay.apply_position("bottom")               # top | bottom | centre on the current screen
 
 Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
-scrolls up a line at a time without jumping. The words appended by the latest update are drawn in
-``newest_color``. Dragging moves the window, dragging the bottom-right corner resizes it; the
-geometry is stored per screen name in ``OverlaySettings.geometry`` and restored on that screen.
-Thread: GUI thread only.
+scrolls up a line at a time without jumping. Where the model ended an utterance
+(``CaptionUpdate.new_lines``) the next words start a new line. The words appended by the
+latest update are drawn in ``newest_color``. Dragging moves the window, dragging the bottom-right
+corner resizes it; the geometry is stored per screen name in ``OverlaySettings.geometry`` and
+restored on that screen. Thread: GUI thread only.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ class CaptionOverlay(QWidget):
         """Show a new stream revision (older revisions than the one shown are ignored)."""
         if update.revision < self._revision:
             return
-        if update.new_text:
-            self._text = update.text[-TAIL_CHARS:]
-            self._newest = len(update.new_text)
+        added = "\n".join(update.new_lines())  # a line break where an utterance ended
+        if added.strip():
+            self._newest = len(added.lstrip("\n"))
+        if added:
+            self._text = (self._text + added)[-TAIL_CHARS:]
         self._revision = update.revision
         self.update()
 
@@ -76,7 +79,7 @@ class CaptionOverlay(QWidget):
 
     def _font(self) -> QFont:
         font = QFont(self.settings.font_family)
-        font.setPixelSize(max(6, int(self.settings.font_size)))
+        font.setPixelSize(min(400, max(6, int(self.settings.font_size))))
         font.setWeight(QFont.Weight.DemiBold)
         return font
 
@@ -89,15 +92,19 @@ class CaptionOverlay(QWidget):
         used = 0.0
         pos = 0
         space = metrics.horizontalAdvance(" ")
-        for word in self._text.split():
-            start = self._text.index(word, pos)
-            pos = start + len(word)
-            w = metrics.horizontalAdvance(word)
-            if lines[-1] and used + space + w > width:
+        for paragraph in self._text.split("\n"):
+            if lines[-1]:  # an end of utterance: a new line
                 lines.append([])
                 used = 0.0
-            used += (space if lines[-1] else 0.0) + w
-            lines[-1].append((word, pos > newest_from))
+            for word in paragraph.split():
+                start = self._text.index(word, pos)
+                pos = start + len(word)
+                w = metrics.horizontalAdvance(word)
+                if lines[-1] and used + space + w > width:
+                    lines.append([])
+                    used = 0.0
+                used += (space if lines[-1] else 0.0) + w
+                lines[-1].append((word, pos > newest_from))
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
 

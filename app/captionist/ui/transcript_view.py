@@ -56,12 +56,16 @@ class TranscriptView(QWidget):
             bar.setValue(bar.maximum())
 
     def append_update(self, update: CaptionUpdate) -> None:
-        text = update.new_text
-        if not self.plain_text().strip() or self.plain_text().endswith("\n"):
-            text = text.lstrip()
-        if text:
-            self._append(text)
-        if "end_of_utterance" in update.events or (update.final and not self.plain_text().endswith("\n")):
+        """Append the update's text; each end of utterance starts a new line."""
+        for i, part in enumerate(update.new_lines()):
+            at_line_start = not self.plain_text().strip() or self.plain_text().endswith("\n")
+            if i and not at_line_start:
+                self._append("\n")
+                at_line_start = True
+            text = part.lstrip() if at_line_start else part
+            if text:
+                self._append(text)
+        if update.final and not self.plain_text().endswith("\n"):
             self._append("\n")
 
     def begin_session(self, title: str) -> None:
