@@ -109,6 +109,10 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str,
     overlay.show()
     overlay.raise_()
     pump(500)
+    for _ in range(600):  # the window loads the chosen model in the background (at most 60 s)
+        if window.model_info is not None or not window.error_banner.isHidden():
+            break
+        pump(100)
     if not window.start_session():
         sys.exit(f"take_screenshots: the session did not start: {window.error_banner.text()}")
     if not pulse.wait_for_recording(30):

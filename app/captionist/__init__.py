@@ -1,7 +1,7 @@
 """Captionist: live captions from a microphone or computer audio, fully offline.
 
-The speech model (Voxtral Realtime) runs in the C++ ggml engine (``captionist._engine``), wrapped
-by ``captionist.engine``. Entry point: ``python -m captionist`` (the desktop app) or
+The speech models (Voxtral Realtime, FastConformer RNN-T) run in the C++ ggml engine
+(``captionist._engine``), wrapped by ``captionist.engine``. Entry point: ``python -m captionist`` (the desktop app) or
 ``captionist <command>`` (see ``captionist --help``).
 """
 

@@ -53,6 +53,10 @@ def main() -> int:
     poll.setInterval(100)
     poll.timeout.connect(record)
     poll.start()
+    for _ in range(600):  # the window loads the chosen model in the background (at most 60 s)
+        if window.model_info is not None or not window.error_banner.isHidden():
+            break
+        pump(100)
     started = window.start_session()
     result: dict = {"started": started, "model": str(window.selected_model()), "error": ""}
     writing = None
