@@ -63,7 +63,12 @@ def test_offline_matches_transformers(hf_model: Callable[[str], engine.Model], m
         where = (case["clip"], case["lookahead"], case.get("language"))
         assert t.token_ids == case["token_ids"], where
         assert [tok.time_ms for tok in t.tokens] == [FRAME_MS * f for f in case["frames"]], where
-        assert t.text == case["text"], where
+        # text_utf8 is the reference tokenizer's decoding with its ByteFallback step (a run of byte
+        # pieces is UTF-8 if valid, else one U+FFFD per byte); the 3.5 fixture's processor.decode
+        # leaves those pieces as literal "<0xNN>" (its `text`). Without byte pieces both agree.
+        assert t.text == case["text_utf8"], where
+        if "<0x" not in case["text"]:
+            assert t.text == case["text"], where
 
 
 @pytest.mark.parametrize("model", HF_MODELS)
@@ -123,10 +128,12 @@ def test_intermediates_match_transformers(hf_model: Callable[[str], engine.Model
         cap = s.captured()
         valid = int(ref["encoder_valid_frames"])
         np.testing.assert_allclose(cap["features"], ref["features"], atol=5e-4)
-        np.testing.assert_allclose(cap["encoder_input"], ref["encoder_input"][:valid], atol=5e-5)
+        # the fixture's `subsampling_linear` was grabbed after the encoder's in-place input scaling
+        np.testing.assert_allclose(cap["encoder_input"], ref["subsampling_linear"][:valid], atol=5e-5)
         np.testing.assert_allclose(cap["encoder_out"], ref["encoder_out"][:valid], atol=5e-5)
         np.testing.assert_allclose(cap["joint_enc"], ref["pooler_out"][:valid], atol=5e-5)
-        np.testing.assert_allclose(cap["first_logits"][0], ref["first_joint_logits"], atol=5e-5)
+        scale = np.abs(ref["first_joint_logits"]).max()
+        np.testing.assert_allclose(cap["first_logits"][0], ref["first_joint_logits"], atol=2e-5 * scale)
 
 
 def test_language_changes_the_output_live(hf_model: Callable[[str], engine.Model]) -> None:

@@ -4,6 +4,7 @@
 #include "fc_encoder.h"
 #include "fc_model.h"
 #include "stream_guard.h"
+#include "utf8_assembler.h"
 
 #include <algorithm>
 #include <chrono>
@@ -68,7 +69,7 @@ void fc_stream::restart() {
     last_token_ = (int32_t) m_->hp.blank_id;
     generated_.clear();
     text_started_ = false;
-    text_.clear();
+    byte_run_.clear();
     finished_ = false;
     ended_ = false;
     broken_ = false;
@@ -124,7 +125,7 @@ stream_result fc_stream::finish() {
     timings_.n_mel_frames += frontend_.n_frames() - before;
     finished_ = true;
     pump(out);
-    out.text_tail = text_.flush();
+    out.text_tail = flush_bytes();
     out.events.push_back({stream_event_type::STREAM_EVENT_FINISHED, out.new_tokens.size()});
     return out;
 }
@@ -289,7 +290,7 @@ void fc_stream::emit(int32_t tok, int64_t frame, stream_result & out) {
     last_token_ = tok;
     generated_.push_back(tok);
     timings_.n_tokens += 1;
-    std::string piece = text_.push(m_->voc.token_bytes(tok));
+    std::string piece = text_of(tok);
     if (!text_started_ && !piece.empty()) {
         if (piece[0] == ' ') piece.erase(0, 1); // the transcript's first word has no leading space
         text_started_ = true;
@@ -300,6 +301,31 @@ void fc_stream::emit(int32_t tok, int64_t frame, stream_result & out) {
         out.events.push_back({stream_event_type::STREAM_EVENT_END_OF_UTTERANCE, out.new_tokens.size()});
         if (opts_.stop_at_end_of_utterance) ended_ = true;
     }
+}
+
+// As the references decode (tokenizers' ByteFallback, SentencePiece): a run of byte pieces is one
+// UTF-8 string if it is valid, else one U+FFFD per byte; control pieces do not interrupt a run.
+std::string fc_stream::text_of(int32_t tok) {
+    if (m_->voc.is_byte(tok)) {
+        byte_run_ += m_->voc.token_bytes(tok);
+        return {};
+    }
+    if (m_->voc.is_control(tok)) return {};
+    return flush_bytes() + m_->voc.token_bytes(tok);
+}
+
+std::string fc_stream::flush_bytes() {
+    std::string out;
+    if (byte_run_.empty()) return out;
+    utf8_assembler check;
+    const std::string decoded = check.push(byte_run_) + check.flush();
+    if (decoded == byte_run_) {
+        out = byte_run_;
+    } else {
+        for (size_t i = 0; i < byte_run_.size(); ++i) out += "\xEF\xBF\xBD";
+    }
+    byte_run_.clear();
+    return out;
 }
 
 void fc_stream::capture_features() {

@@ -16,7 +16,6 @@
 #include "fc_frontend.h"
 #include "fc_state.h"
 #include "graph_runner.h"
-#include "utf8_assembler.h"
 
 #include <captionist/engine.h>
 
@@ -71,6 +70,8 @@ private:
     int64_t stage_valid_length(int stage) const; // after finish: valid output frames of a subsampling stage
     void decode_frames(const std::vector<float> & joint_enc, int64_t p0, int n, stream_result & out);
     void emit(int32_t tok, int64_t frame, stream_result & out);
+    std::string text_of(int32_t tok); // the text a token completes (byte-fallback runs held until they end)
+    std::string flush_bytes();
     void capture_features();
     int64_t ms_received() const;
     int64_t ms_decoded() const;
@@ -93,7 +94,7 @@ private:
     int32_t last_token_ = 0; // blank at the start
     std::vector<int32_t> generated_;
     bool text_started_ = false;
-    utf8_assembler text_;
+    std::string byte_run_; // bytes of consecutive byte-fallback pieces not yet decoded
     bool finished_ = false;
     bool ended_ = false;
     bool broken_ = false;

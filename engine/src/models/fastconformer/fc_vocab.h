@@ -2,8 +2,8 @@
 //
 // Pieces come in id order (tokenizer.fastconformer.*). A normal piece's text is the piece with
 // U+2581 ('▁') turned into a space; a byte piece (<0xNN>, byte fallback) is that one byte; control
-// pieces (<unk>, <pad>, <EOU>, <EOB>, language tags) and the blank have no text. Bytes of a split
-// UTF-8 character are joined by utf8_assembler.
+// pieces (<unk>, <pad>, <EOU>, <EOB>, language tags) and the blank have no text. A run of byte
+// pieces is decoded as the references do (fc_stream).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,9 @@ public:
 
     int32_t size() const { return n_vocab_; }
     bool is_control(int32_t id) const;
+    bool is_byte(int32_t id) const {
+        return id >= 0 && id < (int32_t) types_.size() && types_[(size_t) id] == fc_piece_type::FC_PIECE_BYTE;
+    }
     // The bytes token `id` contributes to the text (empty for control tokens and ids out of range).
     std::string token_bytes(int32_t id) const;
 
