@@ -73,8 +73,8 @@ def test_offline_matches_transformers(hf_model: Callable[[str], engine.Model], m
 
 @pytest.mark.parametrize("model", HF_MODELS)
 def test_reference_streaming_cases(hf_model: Callable[[str], engine.Model], model: str) -> None:
-    """transformers' own cache-aware streaming on whole-chunk audio; where it equals its offline
-    result (the fixture says), ours equals both, streamed in 10 ms feeds."""
+    """transformers' own cache-aware streaming on whole-chunk audio (the fixture records that it
+    equals the reference's offline result there); ours, streamed in 10 ms feeds, gives the same."""
     m = hf_model(model)
     for case in expected(model)["stream_cases"]:
         pcm = clip(model, case["clip"])[: case["trimmed_samples"]]
@@ -83,9 +83,7 @@ def test_reference_streaming_cases(hf_model: Callable[[str], engine.Model], mode
         for pos in range(0, len(pcm), 160):
             ids += [tok.id for tok in s.feed(pcm[pos : pos + 160]).new_tokens]
         ids += [tok.id for tok in s.finish().new_tokens]
-        assert ids == case["offline_trimmed"]["token_ids"], (case["clip"], case["lookahead"])
-        if case["equals_offline"]:
-            assert ids == case["token_ids"]
+        assert ids == case["token_ids"], (case["clip"], case["lookahead"], case.get("language"))
 
 
 @pytest.mark.parametrize("feed", [[1], [999], [16000], None])
