@@ -1,7 +1,7 @@
 """FastConformer RNN-T streaming: ms per chunk vs compute and bandwidth bounds, RTF, ours vs the reference.
 
-    python bench/make_synthetic_fastconformer.py            # once: random full-size models (~3 min)
-    python bench/bench_fastconformer.py                     # full run (~15 min on 2 cores)
+    python bench/make_synthetic_fastconformer.py            # once: random full-size models (~4 min)
+    python bench/bench_fastconformer.py                     # full run (~20 min on 2 cores)
     python bench/bench_fastconformer.py --quick             # one tiny configuration (< 1 min)
 
 For each size x type x latency x thread count, one process (bench/fc_worker.py ``ours``) streams
@@ -99,6 +99,24 @@ def measure(python: Path, args: list[str], opts: argparse.Namespace, label: str)
             flush=True,
         )
     return r
+
+
+def previous(opts: argparse.Namespace) -> dict[tuple, dict]:
+    """Quiet, error-free measurements of an earlier (interrupted) run with the same audio length."""
+    if not opts.json or not opts.json.exists():
+        return {}
+    data = json.loads(opts.json.read_text())
+    keep: dict[tuple, dict] = {}
+    for r in data["rows"]:
+        keep[(r["size"], r["type"], r["latency_ms"], r["threads"])] = r
+    for r in data["reference"]:
+        size, lat, n = r["key"]
+        keep[(size, "ref", lat, n)] = {k: v for k, v in r.items() if k != "key"}
+    return {
+        k: r
+        for k, r in keep.items()
+        if "error" not in r and not r["noisy"] and abs(r["audio_s"] - opts.seconds) < 1.5
+    }
 
 
 def latencies(costs_path: Path) -> list[int]:
@@ -242,7 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-wait", type=float, default=90.0, help="s to wait for it before each measurement")
     ap.add_argument("--timeout", type=float, default=600.0, help="s per measurement")
     ap.add_argument("--bw-bytes", type=int, default=1 << 30)
-    ap.add_argument("--json", type=Path, help="also write every raw result here")
+    ap.add_argument("--json", type=Path, help="write every raw result here (after each measurement)")
+    ap.add_argument(
+        "--resume", action="store_true", help="keep the quiet, error-free measurements already in --json"
+    )
     ap.add_argument("--quick", action="store_true", help="one tiny configuration (checks the scripts)")
     opts = ap.parse_args(argv)
     if opts.quick:
@@ -289,6 +310,21 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     rows, refs, costs = [], {}, {}
+    done = previous(opts) if opts.resume else {}
+
+    def save() -> None:
+        if opts.json:
+            refs_list = [{"key": list(k), **v} for k, v in refs.items()]
+            opts.json.write_text(
+                json.dumps({"roofline": roofs, "rows": rows, "reference": refs_list}, indent=1)
+            )
+
+    def run(python: Path, args: list[str], label: str, key: tuple) -> dict:
+        if key in done:
+            print(f"  {label}: kept from {opts.json}", flush=True)
+            return done[key]
+        return measure(python, args, opts, label)
+
     for size in sizes:
         info = json.loads((model_dir(out, size) / "synth.json").read_text())
         for t in types:
@@ -306,14 +342,15 @@ def main(argv: list[str] | None = None) -> int:
                 for t in types:
                     args = worker_args("ours", model=gguf_path(out, size, t), latency=lat, threads=n,
                                        seconds=opts.seconds)  # fmt: skip
-                    r = measure(Path(sys.executable), args, opts, f"{size} {t} {lat} ms {n} thr")
+                    r = run(Path(sys.executable), args, f"{size} {t} {lat} ms {n} thr", (size, t, lat, n))
                     rows.append({"size": size, "type": t, "latency_ms": lat, "threads": n, **r})
+                    save()
                 if reference:
                     args = worker_args("ref", hf=model_dir(out, size) / "hf", latency=lat, threads=n,
                                        seconds=opts.seconds)  # fmt: skip
-                    refs[(size, lat, n)] = measure(
-                        opts.ref_python, args, opts, f"{size} reference {lat} ms {n} thr"
-                    )
+                    label = f"{size} reference {lat} ms {n} thr"
+                    refs[(size, lat, n)] = run(opts.ref_python, args, label, (size, "ref", lat, n))
+                    save()
 
     print(
         "\nread bandwidth / F32 matmul per thread count: "
@@ -330,17 +367,6 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{len(rows) + len(refs)} measurements in {(time.time() - t_start) / 60:.1f} min, {n_noisy} noisy "
         f"(load > {opts.quiet_load} at start); load average now {load1():.2f}"
     )
-    if opts.json:
-        opts.json.write_text(
-            json.dumps(
-                {
-                    "roofline": roofs,
-                    "rows": rows,
-                    "reference": [{"key": list(k), **v} for k, v in refs.items()],
-                },
-                indent=1,
-            )
-        )
     return 0 if ok else 1
 
 

@@ -7,7 +7,8 @@ transformers' ``NemotronAsrStreamingForRNNT``: config.json, processor_config.jso
 generation_config.json, a synthetic tokenizer.json with the real vocabulary size and model.safetensors
 written tensor by tensor: matrices F16, the rest F32), then ``f16.gguf`` through
 ``captionist.convert.convert_checkpoint`` and ``q8_0.gguf`` / ``q4_k.gguf`` through
-``captionist.engine.quantize``, and ``synth.json`` (the calibrated blank bias, emission rate, sizes).
+``captionist.engine.quantize``, and ``synth.json`` (the calibrated blank bias, emission rate, sizes);
+``hf/offsets.json`` holds the byte offset of ``joint.head.bias`` that the calibration patches.
 Existing files are kept. The converter plans the tensor list (names and shapes come from
 ``captionist.convert.fastconformer_tensors``), so the folder is exactly what it accepts.
 
