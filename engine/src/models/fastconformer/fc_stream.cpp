@@ -94,14 +94,7 @@ int fc_stream::latency_ms() const {
 
 stream_result fc_stream::feed(const float * pcm, size_t n) {
     stream_guard guard(busy_);
-    if (finished_) {
-        throw std::logic_error("the stream is finished; call reset() to start a new one");
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(pcm[i])) {
-            throw std::invalid_argument("audio sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
-        }
-    }
+    stream_check_feed(pcm, n, finished_);
     stream_result out;
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t before = frontend_.n_frames();

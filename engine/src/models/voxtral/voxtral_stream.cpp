@@ -140,14 +140,7 @@ void voxtral_stream::compute_ada_scales() {
 
 stream_result voxtral_stream::feed(const float * pcm, size_t n) {
     stream_guard guard(busy_);
-    if (finished_) {
-        throw std::logic_error("the stream is finished; call reset() to start a new one");
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(pcm[i])) {
-            throw std::invalid_argument("audio sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
-        }
-    }
+    stream_check_feed(pcm, n, finished_);
     pcm_.insert(pcm_.end(), pcm, pcm + n);
     samples_received_ += (int64_t) n;
     stream_result out;
