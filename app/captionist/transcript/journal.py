@@ -7,6 +7,8 @@ File layout (UTF-8 JSON lines, one object per line, ``\\n``-terminated)::
      "meta": {...}}
     {"id": 1234, "p": " Hello", "t": 1520}        # one committed text token: id, piece, time_ms
     {"type": "utterance_end"}                     # the model ended an utterance here
+    {"type": "gap", "start_ms": 61000, "end_ms": 68500, "reason": "the engine fell behind"}
+                                                  # audio that was dropped, not transcribed
     ...
     {"type": "end", "ended": "2026-11-29T10:02:11"}   # only when the session closed cleanly
 
@@ -113,6 +115,11 @@ class JournalWriter:
         ]
         self._append("".join(lines).encode())
 
+    def append_gap(self, gap: Gap) -> None:
+        """Durably append a gap record (and any lines left from a failed call)."""
+        record = {"type": "gap", "start_ms": gap.start_ms, "end_ms": gap.end_ms, "reason": gap.reason}
+        self._append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+
     def append_end(self, ended: str) -> None:
         self._append(json.dumps({"type": "end", "ended": ended}).encode() + b"\n")
 
@@ -141,10 +148,32 @@ def seal_journal(path: Path) -> None:
         raise TranscriptWriteError(path, exc) from exc
 
 
+@dataclass(frozen=True)
+class Gap:
+    """Audio from ``start_ms`` to ``end_ms`` (stream time) that was dropped, not transcribed."""
+
+    start_ms: int
+    end_ms: int
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start_ms <= self.end_ms:
+            raise ValueError(f"a gap must satisfy 0 <= start <= end; got {self.start_ms}..{self.end_ms} ms")
+
+    @property
+    def text(self) -> str:
+        """What the transcript shows in place of the dropped audio."""
+        seconds = (self.end_ms - self.start_ms) / 1000
+        return f"[{seconds:.1f} s of audio not transcribed: {self.reason}]"
+
+
+JournalItem = Item | Gap
+
+
 @dataclass
 class JournalContents:
     header: dict[str, Any]
-    items: list[Item] = field(default_factory=list)  # text tokens and UTTERANCE_END markers, in order
+    items: list[JournalItem] = field(default_factory=list)  # tokens, UTTERANCE_END and gaps, in order
     finished: bool = False
 
     @property
@@ -184,6 +213,8 @@ def read_journal(path: Path) -> JournalContents:
             out.finished = True
         elif rec.get("type") == "utterance_end":
             out.items.append(UTTERANCE_END)
+        elif rec.get("type") == "gap":
+            out.items.append(Gap(int(rec["start_ms"]), int(rec["end_ms"]), str(rec["reason"])))
         elif "t" in rec:
             out.items.append(Token(int(rec["id"]), str(rec["p"]), int(rec["t"])))
     return out

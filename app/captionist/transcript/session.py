@@ -15,6 +15,11 @@ atomically from all captions (temp file, ``fsync``, ``os.replace``) and marks th
 After a crash the human file lacks at most the caption that was still open; ``recover`` (or
 ``export``) rebuilds it, in any format, from the journal. The journal is kept after ``close``.
 
+``write_gap`` marks audio that was dropped (the engine fell behind): the open caption is finished,
+a gap record goes to the journal and a caption ``[7.5 s of audio not transcribed: <reason>]``
+covering the dropped span to the human file; the next words start a new line. Rebuilding from the
+journal gives the same captions.
+
 Write failures (full disk, read-only or missing folder) raise ``TranscriptWriteError``, an
 ``OSError`` with a one-line message. Tokens whose journal write failed stay buffered and are
 written with the next successful call; a human file that failed is rewritten whole next time.
@@ -24,6 +29,7 @@ A ``SessionWriter`` is owned by one thread.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -34,6 +40,8 @@ from captionist.engine import Token
 from captionist.transcript.caption import Caption
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
+    Gap,
+    JournalItem,
     JournalWriter,
     TranscriptWriteError,
     fsync_dir,
@@ -48,6 +56,7 @@ from captionist.transcript.render import (
     render_header,
 )
 from captionist.transcript.segment import (
+    UTTERANCE_END,
     Item,
     caption_of,
     group_tokens,
@@ -98,6 +107,34 @@ def _free_stem(folder: Path, stem: str, fmt: str) -> str:
         n += 1
         candidate = f"{stem} ({n})"
     return candidate
+
+
+def gap_caption(gap: Gap) -> Caption:
+    """The caption that stands for dropped audio; it starts a line of its own."""
+    return Caption(gap.start_ms, gap.end_ms, gap.text, starts_utterance=True)
+
+
+def captions_of_items(
+    items: Sequence[JournalItem],
+    *,
+    token_ms: int,
+    max_chars: int = 42,
+    max_lines: int = 2,
+    pause_ms: int = 800,
+) -> list[Caption]:
+    """Captions of a journal's items: each gap becomes its own caption and the words after it start
+    a new line, exactly as ``SessionWriter`` wrote them live."""
+    seg = {"token_ms": token_ms, "max_chars": max_chars, "max_lines": max_lines, "pause_ms": pause_ms}
+    captions: list[Caption] = []
+    run: list[Item] = []
+    for item in items:
+        if isinstance(item, Gap):
+            captions += segment_tokens(run, **seg)
+            captions.append(gap_caption(item))
+            run = [UTTERANCE_END]
+        else:
+            run.append(item)
+    return captions + segment_tokens(run, **seg)
 
 
 class SessionWriter:
@@ -180,6 +217,29 @@ class SessionWriter:
         if new:
             self._sync_human(new)
 
+    def write_gap(self, start_s: float, end_s: float, reason: str) -> None:
+        """Mark audio from ``start_s`` to ``end_s`` (seconds of stream time) as dropped for ``reason``
+        (e.g. "the engine fell behind"); durable when this returns.
+
+        The open caption is finished first, so the mark sits where the audio went missing. Raises
+        ``ValueError`` for times that are not finite with 0 <= start <= end, and
+        ``TranscriptWriteError`` if the journal cannot be written (the gap is kept for the next call).
+        """
+        if self._closed:
+            raise ValueError("this transcript session is already closed")
+        if not (math.isfinite(start_s) and math.isfinite(end_s) and 0 <= start_s <= end_s):
+            raise ValueError(f"a gap needs finite times with 0 <= start <= end; got {start_s}..{end_s} s")
+        gap = Gap(round(start_s * 1000), round(end_s * 1000), " ".join(str(reason).split()) or "unknown")
+        self._journal.append_gap(gap)
+        self._clock_ms = max(self._clock_ms, gap.end_ms)
+        max_chars, token_ms = self._seg["max_chars"], self._seg["token_ms"]
+        new = [
+            caption_of(g, token_ms=token_ms, max_chars=max_chars)
+            for g in group_tokens(self._pending, **self._seg)
+        ]
+        self._pending = [UTTERANCE_END]  # the words after the gap start a new line
+        self._sync_human([*new, gap_caption(gap)])
+
     def _sync_human(self, new: list[Caption]) -> None:
         first_index = len(self._captions) + 1
         previous = self._captions[-1] if self._captions else None
@@ -234,7 +294,7 @@ class SessionWriter:
         contents = read_journal(journal)
         h = contents.header
         seg = {k: int(h[k]) for k in ("max_chars", "max_lines", "pause_ms") if k in h}
-        return segment_tokens(contents.items, token_ms=contents.token_ms, **seg), h
+        return captions_of_items(contents.items, token_ms=contents.token_ms, **seg), h
 
     @staticmethod
     def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
