@@ -2,10 +2,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pytest
-import soundfile
-import soxr
 from PySide6.QtCore import Qt
 
 from captionist.audio.devices import list_sources
@@ -15,38 +11,9 @@ from captionist.settings import OverlaySettings, Settings
 from captionist.transcript import parse
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
-from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_sounddevice import FakeSoundDevice
-
-
-@pytest.fixture
-def app_parts(qtbot, fake_sd: FakeSoundDevice, wav_48k: Path, tmp_path: Path):
-    audio, rate = soundfile.read(wav_48k, dtype="float32")
-    fake_sd.add_device("USB Mic", rate=rate, channels=2, audio=audio, default=True)
-    model_file = tmp_path / "models" / "voxtral-q4.gguf"
-    model_file.parent.mkdir()
-    model_file.write_bytes(b"GGUF" + bytes(100))
-    model = FakeModel()
-    controller = SessionController(sd=fake_sd, model_loader=lambda p, b: model)
-    settings = Settings(transcript_dir=str(tmp_path / "transcripts"))
-    overlay = CaptionOverlay(OverlaySettings())
-    qtbot.addWidget(overlay)
-    win = MainWindow(
-        controller,
-        settings,
-        overlay=overlay,
-        list_sources=lambda: list_sources(fake_sd, pactl=None),
-        model_store=ModelStore(model_file.parent, demo=tmp_path / "none.gguf"),
-    )
-    qtbot.addWidget(win)
-    wait_for_model(qtbot, win)
-    want = expected_words(soxr.resample(audio[:, 0], rate, 16000).astype(np.float32))
-    return win, controller, model, fake_sd, want
-
-
-def wait_for_model(qtbot, win: MainWindow) -> None:
-    """The window loads the chosen model in the background; wait until it offers its choices."""
-    qtbot.waitUntil(lambda: win.model_info is not None and win.model_info.path == win.selected_model())
+from tests.ui.conftest import wait_for_model
 
 
 def test_latency_control_offers_the_models_choices(app_parts, qtbot) -> None:

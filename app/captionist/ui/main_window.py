@@ -18,6 +18,7 @@ for that model, and Start is enabled. Both apply live during a session.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS, SessionWriter
+from captionist.ui.banner import Banner, BannerKind, Problem
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
@@ -53,6 +55,9 @@ from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
 
 CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"
+# Capture's notices about a source that went away during a session and came back (audio/capture.py).
+DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 disappeared")
+DEVICE_BACK = re.compile(r"audio source (['\"])(?P<name>.*)\1 is back")
 
 
 class MainWindow(QMainWindow):
@@ -87,10 +92,9 @@ class MainWindow(QMainWindow):
         self.model_info: ModelInfo | None = None  # of the selected model, once loaded
         self.start_button = QPushButton("Start")
         self.start_button.setObjectName("startButton")
-        self.error_banner = QLabel()
-        self.error_banner.setObjectName("errorBanner")
-        self.error_banner.setWordWrap(True)
-        self.error_banner.hide()
+        self.error_banner = Banner(BannerKind.ERROR)
+        self.info_banner = Banner(BannerKind.INFO)
+        self._lost_devices: dict[str, str] = {}  # source name -> the banner line about it
         self.transcript = TranscriptView()
         prefs_button = QPushButton("Preferences…")
         self.export_button = QPushButton("Export last session…")
@@ -116,6 +120,7 @@ class MainWindow(QMainWindow):
         right_layout.addLayout(model_row)
         right_layout.addLayout(controls)
         right_layout.addWidget(self.error_banner)
+        right_layout.addWidget(self.info_banner)
         right_layout.addWidget(self.transcript, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(prefs_button)
@@ -152,8 +157,8 @@ class MainWindow(QMainWindow):
         controller.model_failed.connect(self._on_model_failed)
         controller.caption.connect(self._on_caption)
         controller.stats.connect(self._on_stats)
-        controller.notice.connect(self.show_notice)
-        controller.error.connect(self.show_error)
+        controller.notice.connect(self._on_controller_notice)
+        controller.error.connect(lambda message: self.show_error(message, Problem.SESSION))
         controller.state_changed.connect(self._on_state)
         controller.session_finished.connect(self._on_finished)
         if overlay is not None:
@@ -173,8 +178,10 @@ class MainWindow(QMainWindow):
         try:
             sources = self._list_sources()
         except Exception as exc:  # AudioUnavailable and PortAudio errors: show, keep running
-            self.show_error(str(exc))
+            self.show_error(str(exc), Problem.AUDIO)
             sources = []
+        else:
+            self.error_banner.resolve(Problem.AUDIO)
         self.sources.set_sources(sources, self.settings.sources)
         self._restart_preview()
 
@@ -210,9 +217,11 @@ class MainWindow(QMainWindow):
         if self.model_combo.count() == 0:
             self._set_model_info(None, "no model")
             self.show_error(
-                "No speech model yet: open Models… to download one, or import a GGUF file you already have."
+                "No speech model yet: open Models… to download one, or import a GGUF file you already have.",
+                Problem.NO_MODEL,
             )
         else:
+            self.error_banner.resolve(Problem.NO_MODEL)
             self._on_model_chosen()
 
     def open_models(self) -> ModelsDialog:
@@ -226,8 +235,6 @@ class MainWindow(QMainWindow):
 
     def _on_models_changed(self) -> None:
         self.refresh_models()
-        if self.model_combo.count():
-            self.clear_error()
 
     def selected_model(self) -> Path | None:
         data = self.model_combo.currentData()
@@ -242,7 +249,7 @@ class MainWindow(QMainWindow):
         self.settings.model_path = str(entry.path)
         emit(self.settings_changed)
         self.refresh_models()
-        self.clear_error()
+        self.error_banner.resolve(Problem.GENERAL)
         return True
 
     def _ask_import(self) -> None:
@@ -258,6 +265,7 @@ class MainWindow(QMainWindow):
             self.settings.model_path = str(model)
             emit(self.settings_changed)
         if self.model_info is None or self.model_info.path != model:
+            self.error_banner.resolve(Problem.MODEL)  # about the model chosen before
             self._set_model_info(None, "loading…")
             self.controller.prepare_model(model, self.settings.backend)
 
@@ -275,14 +283,17 @@ class MainWindow(QMainWindow):
     def _on_model_ready(self, info: ModelInfo) -> None:
         if info.path == self.selected_model() and self.controller.state == "idle":
             self._set_model_info(info)
+            self.error_banner.resolve(Problem.MODEL)
 
     def _on_model_failed(self, path: str, message: str) -> None:
         if Path(path) == self.selected_model():
             self._set_model_info(None, "unusable")
-            self.show_error(f"cannot use the model {Path(path).name}: {message}")
+            self.show_error(f"cannot use the model {Path(path).name}: {message}", Problem.MODEL)
 
     def _on_sources_chosen(self) -> None:
         self.settings.sources = [s.id for s in self.sources.selected()]
+        if self.settings.sources:
+            self.error_banner.resolve(Problem.SOURCES)
         emit(self.settings_changed)
         self._restart_preview()
 
@@ -308,15 +319,15 @@ class MainWindow(QMainWindow):
     def start_session(self) -> bool:
         model = self.selected_model()
         if model is None:
-            self.show_error("Choose a model first (Import GGUF…).")
+            self.show_error("Choose a model first (Import GGUF…).", Problem.NO_MODEL)
             return False
         info = self.model_info
         if info is None or info.path != model:
-            self.show_error("The model is still loading; press Start again in a moment.")
+            self.show_error("The model is still loading; press Start again in a moment.", Problem.MODEL)
             return False
         sources = self.sources.selected()
         if not sources:
-            self.show_error("Tick at least one audio source.")
+            self.show_error("Tick at least one audio source.", Problem.SOURCES)
             return False
         s = self.settings
         config = SessionConfig(
@@ -331,7 +342,7 @@ class MainWindow(QMainWindow):
             language=self.language.language(),
             token_ms=info.token_ms,
         )
-        self.clear_error()
+        self.error_banner.resolve(Problem.GENERAL, Problem.SESSION, Problem.DEVICE)
         if self.overlay is not None:
             self.overlay.clear()
         self.transcript.begin_session(" + ".join(src.name for src in sources))
@@ -350,6 +361,7 @@ class MainWindow(QMainWindow):
         if state == "running":
             self._meter_timer.start()
         elif state == "idle":
+            self._forget_lost_devices()  # nothing is captured now, so nothing waits for them
             self._meter_timer.stop()
             self.sources.set_levels({})
             self._restart_preview()
@@ -403,16 +415,37 @@ class MainWindow(QMainWindow):
         return self.preferences
 
     # --- messages -----------------------------------------------------------------------------
-    def show_error(self, message: str) -> None:
-        """Show ``message`` in the banner; distinct messages stack (newest last, at most three)."""
-        lines = self.error_banner.text().splitlines() if not self.error_banner.isHidden() else []
-        lines = [line for line in lines if line != message][-2:] + [message]
-        self.error_banner.setText("\n".join(lines))
-        self.error_banner.show()
+    def show_error(self, message: str, problem: Problem = Problem.GENERAL) -> None:
+        """Show ``message`` in the red banner until ``problem`` ends or the user dismisses it;
+        distinct messages stack (newest last, at most three)."""
+        self.error_banner.show_message(message, problem)
 
     def clear_error(self) -> None:
         self.error_banner.clear()
-        self.error_banner.hide()
 
     def show_notice(self, message: str) -> None:
         self.statusBar().showMessage(message, 10000)
+
+    def show_recovery_notice(self, text: str, session_path: Path | None) -> None:
+        """Say what was recovered after a crash (a dismissable info banner) and offer "Export last
+        session…" for ``session_path`` (None: nothing to export)."""
+        self.info_banner.show_message(text, Problem.RECOVERY)
+        if session_path is not None:
+            self.last_transcript = session_path
+            self.export_button.setEnabled(True)
+
+    def _on_controller_notice(self, message: str) -> None:
+        """Notices go to the status bar; a source lost during a session also shows in the banner
+        until it is back (or the session ends)."""
+        self.show_notice(message)
+        lost, back = DEVICE_LOST.match(message), DEVICE_BACK.match(message)
+        if lost:
+            line = f"{message[:1].upper()}{message[1:]}."
+            self._lost_devices[lost["name"]] = line
+            self.show_error(line, Problem.DEVICE)
+        elif back and back["name"] in self._lost_devices:
+            self.error_banner.withdraw(self._lost_devices.pop(back["name"]))
+
+    def _forget_lost_devices(self) -> None:
+        self._lost_devices.clear()
+        self.error_banner.resolve(Problem.DEVICE)

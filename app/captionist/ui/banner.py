@@ -1,0 +1,107 @@
+"""A dismissable message strip above the transcript: red for problems, blue for information.
+
+Usage::
+
+    banner = Banner(BannerKind.ERROR)
+    banner.show_message("cannot open 'USB Mic'", Problem.SESSION)
+    banner.resolve(Problem.SESSION)     # the condition ended: its lines go, the rest stay
+    banner.text()                       # the lines shown, newest last ("" when hidden)
+
+Each line is kept with the ``Problem`` it reports, so the window can take a line away when that
+condition ends (the model loaded, the device is back, a source is ticked) while others stay. The
+close button dismisses every line. Distinct lines stack, newest last, at most ``MAX_LINES``.
+GUI thread only.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+
+from captionist.pipeline.signals import emit
+
+MAX_LINES = 3
+
+
+class BannerKind(Enum):
+    ERROR = "errorBanner"  # the value is the widget's object name (style sheet selector)
+    INFO = "infoBanner"
+
+
+class Problem(Enum):
+    """What a banner line is about: the window resolves a problem when its condition ends."""
+
+    GENERAL = "general"  # only the close button removes it
+    SETTINGS = "settings"
+    NO_MODEL = "no model"
+    MODEL = "model"  # the selected model could not be loaded or is still loading
+    AUDIO = "audio"  # the sources could not be listed
+    SOURCES = "sources"  # no source ticked
+    SESSION = "session"  # a session could not start or failed
+    DEVICE = "device"  # a source disappeared during a session
+    RECOVERY = "recovery"  # a session was recovered after a crash
+
+
+COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}
+
+
+class Banner(QFrame):
+    dismissed = Signal()  # the user closed it
+
+    def __init__(self, kind: BannerKind, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.kind = kind
+        self.setObjectName(kind.value)
+        self.setStyleSheet(
+            f"#{kind.value} {{ background: {COLOURS[kind]}; border-radius: 4px; }}"
+            f"#{kind.value} QLabel, #{kind.value} QToolButton {{ color: #ffffff; }}"
+        )
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.setAutoRaise(True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.close_button)
+        self._lines: list[tuple[str, Problem]] = []
+        self.close_button.clicked.connect(self.dismiss)
+        self.hide()
+
+    def show_message(self, message: str, problem: Problem = Problem.GENERAL) -> None:
+        """Show ``message`` as the newest line (a repeated message moves to the end)."""
+        kept = [line for line in self._lines if line[0] != message]
+        self._lines = kept[-(MAX_LINES - 1) :] + [(message, problem)]
+        self._render()
+
+    def resolve(self, *problems: Problem) -> None:
+        """The conditions ``problems`` have ended: remove their lines (hide when none is left)."""
+        self._lines = [line for line in self._lines if line[1] not in problems]
+        self._render()
+
+    def withdraw(self, message: str) -> None:
+        """Remove the line ``message`` (one instance of a problem ended, others may remain)."""
+        self._lines = [line for line in self._lines if line[0] != message]
+        self._render()
+
+    def problems(self) -> list[Problem]:
+        return [problem for _, problem in self._lines]
+
+    def clear(self) -> None:
+        self._lines = []
+        self._render()
+
+    def dismiss(self) -> None:
+        self.clear()
+        emit(self.dismissed)
+
+    def text(self) -> str:
+        return "\n".join(message for message, _ in self._lines)
+
+    def _render(self) -> None:
+        self.label.setText(self.text())
+        self.setVisible(bool(self._lines))

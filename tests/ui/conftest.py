@@ -1,0 +1,50 @@
+"""The main window wired to a fake sound device and a fake model (``app_parts``), for tests/ui."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+import soxr
+
+from captionist.audio.devices import list_sources
+from captionist.models import ModelStore
+from captionist.pipeline.controller import SessionController
+from captionist.settings import OverlaySettings, Settings
+from captionist.ui.main_window import MainWindow
+from captionist.ui.overlay import CaptionOverlay
+from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.fakes.fake_sounddevice import FakeSoundDevice
+
+
+def wait_for_model(qtbot, win: MainWindow) -> None:
+    """The window loads the chosen model in the background; wait until it offers its choices."""
+    qtbot.waitUntil(lambda: win.model_info is not None and win.model_info.path == win.selected_model())
+
+
+@pytest.fixture
+def app_parts(qtbot, fake_sd: FakeSoundDevice, wav_48k: Path, tmp_path: Path):
+    """(window, controller, model, fake_sd, expected words): "USB Mic" replays ``wav_48k``."""
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("USB Mic", rate=rate, channels=2, audio=audio, default=True)
+    model_file = tmp_path / "models" / "voxtral-q4.gguf"
+    model_file.parent.mkdir()
+    model_file.write_bytes(b"GGUF" + bytes(100))
+    model = FakeModel()
+    controller = SessionController(sd=fake_sd, model_loader=lambda p, b: model)
+    settings = Settings(transcript_dir=str(tmp_path / "transcripts"))
+    overlay = CaptionOverlay(OverlaySettings())
+    qtbot.addWidget(overlay)
+    win = MainWindow(
+        controller,
+        settings,
+        overlay=overlay,
+        list_sources=lambda: list_sources(fake_sd, pactl=None),
+        model_store=ModelStore(model_file.parent, demo=tmp_path / "none.gguf"),
+    )
+    qtbot.addWidget(win)
+    wait_for_model(qtbot, win)
+    want = expected_words(soxr.resample(audio[:, 0], rate, 16000).astype(np.float32))
+    return win, controller, model, fake_sd, want
