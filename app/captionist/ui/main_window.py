@@ -43,8 +43,9 @@ from captionist.pipeline.controller import SessionConfig, SessionController, Ses
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
-from captionist.transcript import FORMATS, SessionWriter
+from captionist.transcript import SessionWriter
 from captionist.ui.banner import Banner, BannerKind, Problem
+from captionist.ui.export_path import export_destination, export_filters
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
@@ -398,12 +399,11 @@ class MainWindow(QMainWindow):
     def _ask_export(self) -> None:
         if self.last_transcript is None:
             return
-        filters = ";;".join(f"{fmt.upper()} (*.{fmt})" for fmt in FORMATS)
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Export transcript", str(self.last_transcript.with_suffix("")), filters
+        name, chosen = QFileDialog.getSaveFileName(
+            self, "Export transcript", str(self.last_transcript.with_suffix("")), export_filters()
         )
         if name:
-            self.export_last(Path(name))
+            self.export_last(export_destination(name, chosen))
 
     def open_preferences(self) -> Preferences | None:
         if self.overlay is None:
