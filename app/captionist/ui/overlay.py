@@ -57,6 +57,7 @@ class CaptionOverlay(QWidget):
         self._newest = 0  # characters at the end of _text that the latest update added
         self._revision = 0
         self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
+        self._placed = False  # restore_geometry / apply_position have put it on a screen
         self.apply_settings()
         self.set_click_through(settings.click_through, save=False)
 
@@ -121,8 +122,29 @@ class CaptionOverlay(QWidget):
         s.lines = min(10, max(1, int(s.lines)))
         s.background_opacity = min(1.0, max(0.0, float(s.background_opacity)))
         height = int(QFontMetricsF(self._font()).lineSpacing() * s.lines + 2 * PADDING)
-        self.resize(max(self.width(), 400), height)
+        self._fit_on_screen(max(self.width(), 400), height)
         self.update()
+
+    def _fit_on_screen(self, width: int, height: int) -> None:
+        """Take the size ``width`` x ``height`` and stay inside the screen's available area.
+
+        An overlay in the lower half of its screen (or placed "bottom") keeps its bottom edge and
+        grows upwards; one higher up keeps its top edge. Once placed, the new geometry is saved.
+        """
+        old = self.geometry()
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            self.resize(width, height)
+            return
+        area = screen.availableGeometry()
+        w, h = min(width, area.width()), min(height, area.height())
+        low = self.settings.position == "bottom" or old.center().y() > area.center().y()
+        y = old.bottom() + 1 - h if low else old.y()
+        x = min(max(old.x(), area.x()), area.x() + area.width() - w)
+        y = min(max(y, area.y()), area.y() + area.height() - h)
+        self.setGeometry(x, y, w, h)
+        if self._placed and self.geometry() != old:
+            self._remember_geometry()
 
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
         s = self.settings
@@ -189,6 +211,7 @@ class CaptionOverlay(QWidget):
         }[preset]
         self.setGeometry(x, y, w, h)
         self.settings.position = preset
+        self._placed = True
         self._remember_geometry()
 
     def restore_geometry(self) -> None:
@@ -196,6 +219,8 @@ class CaptionOverlay(QWidget):
         saved = self.settings.geometry.get(self._screen_key())
         if saved and len(saved) == 4:
             self.setGeometry(*saved)
+            self._placed = True
+            self._fit_on_screen(self.width(), self.height())  # saved with another screen size?
         else:
             self.apply_position(self.settings.position if self.settings.position in POSITIONS else "bottom")
 
