@@ -12,7 +12,7 @@ import soxr
 from captionist.audio.devices import list_sources
 from captionist.models import ModelStore
 from captionist.pipeline.controller import SessionController
-from captionist.settings import OverlaySettings, Settings
+from captionist.settings import Settings
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from tests.fakes.fake_engine import FakeModel, expected_words
@@ -35,7 +35,7 @@ def app_parts(qtbot, fake_sd: FakeSoundDevice, wav_48k: Path, tmp_path: Path):
     model = FakeModel()
     controller = SessionController(sd=fake_sd, model_loader=lambda p, b: model)
     settings = Settings(transcript_dir=str(tmp_path / "transcripts"))
-    overlay = CaptionOverlay(OverlaySettings())
+    overlay = CaptionOverlay(settings.overlay)  # as the app wires it: one OverlaySettings
     qtbot.addWidget(overlay)
     win = MainWindow(
         controller,

@@ -50,12 +50,11 @@ from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.models_dialog import ModelsDialog
-from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
 from captionist.ui.preferences import Preferences
 from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
 
-CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"
 # Capture's notices about a source that went away during a session and came back (audio/capture.py).
 DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 disappeared")
 DEVICE_BACK = re.compile(r"audio source (['\"])(?P<name>.*)\1 is back")

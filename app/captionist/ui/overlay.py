@@ -17,7 +17,7 @@ restored on that screen. Thread: GUI thread only.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -38,10 +38,13 @@ PADDING = 12
 GRIP = 16
 TAIL_CHARS = 4000  # only the end of a long session is ever laid out
 POSITIONS = ("top", "bottom", "centre")
+CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"  # the main window's shortcut; named in the hint
+HINT_MS = 2500  # how long the click-through hint stays on the overlay
 
 
 class CaptionOverlay(QWidget):
     settings_changed = Signal()  # geometry, click-through or appearance changed (save settings)
+    click_through_changed = Signal(bool)  # the one click-through state, whoever changed it
 
     def __init__(self, settings: OverlaySettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,6 +61,11 @@ class CaptionOverlay(QWidget):
         self._revision = 0
         self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
         self._placed = False  # restore_geometry / apply_position have put it on a screen
+        self._hint = ""  # shown briefly over the captions (click-through changed)
+        self._hint_timer = QTimer(self)
+        self._hint_timer.setSingleShot(True)
+        self._hint_timer.setInterval(HINT_MS)
+        self._hint_timer.timeout.connect(self._clear_hint)
         self.apply_settings()
         self.set_click_through(settings.click_through, save=False)
 
@@ -172,17 +180,54 @@ class CaptionOverlay(QWidget):
                 p.fillPath(path, QColor(s.newest_color if newest else s.text_color))
                 x += metrics.horizontalAdvance(word + " ")
             y += metrics.lineSpacing()
+        if self._hint:
+            self._paint_hint(p)
         p.end()
+
+    def _paint_hint(self, p: QPainter) -> None:
+        font = QFont(self.font())
+        font.setPixelSize(14)
+        font.setWeight(QFont.Weight.DemiBold)
+        box = QFontMetricsF(font).boundingRect(self._hint).adjusted(-8, -4, 8, 4)
+        box.moveTopLeft(QPointF(PADDING / 2, PADDING / 2))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(20, 60, 110, 230))
+        p.drawRoundedRect(box, 4, 4)
+        p.setFont(font)
+        p.setPen(QColor("#ffffff"))
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, self._hint)
+
+    def hint_text(self) -> str:
+        """The hint shown over the captions now ("" when none)."""
+        return self._hint
+
+    def _clear_hint(self) -> None:
+        self._hint = ""
+        self.update()
 
     # --- click-through ------------------------------------------------------------------------
     def set_click_through(self, enabled: bool, save: bool = True) -> None:
-        """Let mouse clicks pass to the windows below (undo from the tray menu or the shortcut)."""
+        """Let mouse clicks pass to the windows below (undo from the tray menu or the shortcut).
+
+        A change emits ``click_through_changed`` (Preferences and the tray show it) and, unless
+        ``save`` is False (restoring at start), shows a brief hint on the overlay."""
+        changed = enabled != self.is_click_through()
         visible = self.isVisible()
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, enabled)
         self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, enabled)
         if visible:
             self.show()  # changing window flags hides the window
         self.settings.click_through = enabled
+        if changed and save:
+            self._hint = (
+                f"Click-through on: clicks pass to the window below ({CLICK_THROUGH_SHORTCUT} to undo)"
+                if enabled
+                else "Click-through off: drag to move, corner to resize"
+            )
+            self._hint_timer.start()
+            self.update()
+        if changed:
+            emit(self.click_through_changed, enabled)
         if save:
             emit(self.settings_changed)
 

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS
-from captionist.ui.overlay import POSITIONS, CaptionOverlay
+from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
 
 COLOUR_FIELDS = (("text_color", "Text"), ("newest_color", "Newest words"), ("background_color", "Background"))
 
@@ -69,7 +69,7 @@ class Preferences(QDialog):
         if o.position in POSITIONS:
             self.position.setCurrentText(o.position)
         place = QPushButton("Place on this screen")
-        self.click_through = QCheckBox("Click-through (undo from the tray menu or Ctrl+Shift+T)")
+        self.click_through = QCheckBox(f"Click-through (undo from the tray menu or {CLICK_THROUGH_SHORTCUT})")
         self.click_through.setChecked(o.click_through)
         self.colour_buttons: dict[str, QPushButton] = {}
         colours = QHBoxLayout()
@@ -126,9 +126,16 @@ class Preferences(QDialog):
         self.shadow.toggled.connect(self._apply_overlay)
         place.clicked.connect(lambda: self.overlay.apply_position(self.position.currentText()))
         self.click_through.toggled.connect(self.overlay.set_click_through)
+        self.overlay.click_through_changed.connect(self._show_click_through)
         choose.clicked.connect(self._choose_folder)
         self.format.currentTextChanged.connect(self._apply_transcript)
         self.timestamps.toggled.connect(self._apply_transcript)
+
+    def _show_click_through(self, enabled: bool) -> None:
+        """The overlay's state changed elsewhere (shortcut, tray): show it without re-applying."""
+        self.click_through.blockSignals(True)
+        self.click_through.setChecked(enabled)
+        self.click_through.blockSignals(False)
 
     def _apply_overlay(self, *_: object) -> None:
         o = self.settings.overlay

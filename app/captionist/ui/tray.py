@@ -42,7 +42,7 @@ class Tray(QObject):
         self.start_stop.triggered.connect(window.toggle_session)
         self.show_overlay.toggled.connect(self.set_overlay_visible)
         self.click_through.toggled.connect(overlay.set_click_through)
-        overlay.settings_changed.connect(lambda: self.click_through.setChecked(overlay.is_click_through()))
+        overlay.click_through_changed.connect(self._show_click_through)
         self.show_window.triggered.connect(self._raise_window)
         self.quit.triggered.connect(QCoreApplication.quit)
         controller.state_changed.connect(self._on_state)
@@ -60,6 +60,11 @@ class Tray(QObject):
         if self.show_overlay.isChecked() != visible:
             self.show_overlay.setChecked(visible)
         emit(self.window.settings_changed)
+
+    def _show_click_through(self, enabled: bool) -> None:
+        self.click_through.blockSignals(True)
+        self.click_through.setChecked(enabled)
+        self.click_through.blockSignals(False)
 
     def _raise_window(self) -> None:
         self.window.showNormal()
