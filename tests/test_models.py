@@ -426,3 +426,15 @@ def test_language_entries_one_per_language_with_readable_names() -> None:
         "English (en-GB)",
         "German (de)",
     ]
+
+
+def test_readme_quantization_table_is_the_catalogues() -> None:
+    from captionist.models.size_table import README_BEGIN, README_END, readme_block
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert README_BEGIN in readme and README_END in readme, "README.md lost the quantization table"
+    shown = readme[readme.index(README_BEGIN) : readme.index(README_END) + len(README_END)]
+    assert shown == readme_block(), "README's table differs: python -m captionist.models.size_table"
+    for entry in CATALOGUE:  # every quantization the Models window offers is in the table
+        row = next(line for line in shown.splitlines() if line.startswith(f"| {entry.title} |"))
+        assert row.count("RAM ~") == len(entry.quantization_types)

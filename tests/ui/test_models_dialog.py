@@ -49,7 +49,7 @@ def test_no_network_message_and_cancel(qtbot, tmp_path) -> None:
     qtbot.addWidget(dialog)
     dialog.start_install()
     qtbot.waitUntil(lambda: dialog.download.isEnabled(), timeout=5000)
-    assert dialog.status.text().startswith("cannot reach huggingface.co")
+    assert dialog.status.text().startswith("Download failed: cannot reach huggingface.co")
 
     started = threading.Event()
 
@@ -64,7 +64,8 @@ def test_no_network_message_and_cancel(qtbot, tmp_path) -> None:
     assert started.wait(5)
     dialog.cancel_install()
     qtbot.waitUntil(lambda: dialog.download.isEnabled(), timeout=5000)
-    assert dialog.status.text() == "download cancelled" and dialog.installed.count() == 0
+    assert dialog.status.text() == "Download cancelled." and dialog.installed.count() == 0
+    assert dialog.progress.isHidden()
 
 
 def test_import_and_delete(qtbot, tmp_path) -> None:

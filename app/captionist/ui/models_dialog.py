@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from captionist.models import CATALOGUE, CatalogueEntry, ModelStore
 from captionist.models.install import install_model
 from captionist.models.recommend import Hardware, probe_hardware, recommend
+from captionist.models.size_table import format_gb, size_text
 from captionist.pipeline.signals import emit
 
 STAGE_TEXT = {
@@ -46,13 +47,6 @@ STAGE_TEXT = {
     "quantize": "Quantizing",
     "done": "Done",
 }
-
-
-def _gb(value: float) -> str:
-    """Sizes as people read them: "0.13 GB", "1.2 GB", "9 GB"."""
-    if value < 1:
-        return f"{value:.2f} GB"
-    return f"{value:.1f} GB" if value < 10 else f"{value:.0f} GB"
 
 
 class InstallWorker(QObject):
@@ -99,7 +93,8 @@ class ModelsDialog(QDialog):
         hw = self.hardware
         self.recommendation = recommend(hw.physical_cores, hw.ram_gb, hw.has_gpu)
         self.installed = QListWidget()
-        delete = QPushButton("Delete")
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setEnabled(False)
         import_button = QPushButton("Import GGUF…")
         self.recommended = QLabel(
             f"Recommended for this computer: {self.recommendation.entry.title} "
@@ -117,6 +112,8 @@ class ModelsDialog(QDialog):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
+        self.progress.hide()  # shown while a download runs
+        self._failure: str | None = None  # why the running download failed
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -124,7 +121,7 @@ class ModelsDialog(QDialog):
         layout.addWidget(self.installed)
         row = QHBoxLayout()
         row.addWidget(import_button)
-        row.addWidget(delete)
+        row.addWidget(self.delete_button)
         layout.addLayout(row)
         layout.addWidget(QLabel("Download"))
         layout.addWidget(self.recommended)
@@ -137,7 +134,8 @@ class ModelsDialog(QDialog):
         layout.addLayout(row2)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
-        delete.clicked.connect(self.delete_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.installed.currentItemChanged.connect(self._on_installed_chosen)
         import_button.clicked.connect(self._ask_import)
         self.download.clicked.connect(self.start_install)
         self.cancel_button.clicked.connect(self.cancel_install)
@@ -162,14 +160,14 @@ class ModelsDialog(QDialog):
         e = self.entry
         self.about.setText(
             f"Good for {e.good_for}. {e.features[:1].upper()}{e.features[1:]}. Speed: {e.speed}. "
-            f"From huggingface.co/{e.repo_id} (~{_gb(e.download_gb)} download, {e.license})."
+            f"From huggingface.co/{e.repo_id} (~{format_gb(e.download_gb)} download, {e.license})."
         )
         ram = self.hardware.ram_gb
         self.quant.clear()
         for q in e.quantizations:
             warn = " - more than this computer has" if ram is not None and q.ram_gb > ram else ""
             self.quant.addItem(
-                f"{q.type_name}: {_gb(q.file_gb)} file, needs ~{_gb(q.ram_gb)} RAM ({q.note}){warn}",
+                f"{q.type_name}: {size_text(q)} ({q.note}){warn}",
                 q.type_name,
             )
         r = self.recommendation
@@ -181,9 +179,19 @@ class ModelsDialog(QDialog):
     def refresh(self) -> None:
         self.installed.clear()
         for e in self.store.list():
-            item = QListWidgetItem(e.label())
+            built_in = e.origin != "local"
+            item = QListWidgetItem(e.label() + (" - built in" if e.origin == "bundled" else ""))
             item.setData(Qt.ItemDataRole.UserRole, e)
+            if built_in:
+                item.setToolTip(f"{e.path} is not in the models folder, so it cannot be deleted here")
             self.installed.addItem(item)
+        self._on_installed_chosen()
+
+    def _on_installed_chosen(self, *_: object) -> None:
+        """Delete is offered only for a model in the models folder (never the built-in one)."""
+        item = self.installed.currentItem()
+        entry = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        self.delete_button.setEnabled(entry is not None and entry.origin == "local")
 
     def delete_selected(self) -> None:
         item = self.installed.currentItem()
@@ -226,6 +234,10 @@ class ModelsDialog(QDialog):
         self._worker.finished.connect(self._thread.quit, Qt.ConnectionType.DirectConnection)
         self.download.setEnabled(False)
         self.cancel_button.setEnabled(True)
+        self._failure = None
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.show()
         self.status.setText("Connecting to huggingface.co…")
         self._thread.start()
 
@@ -247,19 +259,26 @@ class ModelsDialog(QDialog):
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
-        self.status.setText(message)
+        self._failure = message
+        self.status.setText(f"Download failed: {message}")
 
     @Slot(object)
     def _on_finished(self, path: object) -> None:
         if self._thread is not None:
             self._thread.wait()
+        cancelled = self._worker is not None and self._worker.cancel.is_set()
         self._thread, self._worker = None, None
         self.catalogue.setEnabled(True)
         self.download.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.progress.setRange(0, 1)
-        self.progress.setValue(1 if path else 0)
+        self.progress.setValue(0)
+        self.progress.hide()  # a bar left at 0 % would say the download is still waiting
         if path:
             self.status.setText(f"Installed {Path(str(path)).name}")
             self.refresh()
             emit(self.models_changed)
+        elif cancelled or self._failure is None:
+            self.status.setText("Download cancelled.")
+        else:
+            self.status.setText(f"Download failed: {self._failure} Press Download to try again.")
