@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import captionist
-from captionist.transcript import SessionWriter, parse, read_journal
+from captionist.transcript import parse, read_journal
+from captionist.transcript.recovery import recover_sessions
 
 CHILD = r"""
 import itertools, sys
@@ -64,7 +65,7 @@ def test_kill_9_loses_no_committed_token(tmp_path: Path, fmt: str, n: int) -> No
     assert before == [f"w{i}" for i in range(len(before))]
     assert len(before) >= reported - 7  # every finished caption; the open one holds at most 7 words
 
-    rebuilt = SessionWriter.recover(tmp_path)
+    rebuilt = recover_sessions(tmp_path).transcripts
     assert rebuilt == [journal.with_name(f"2026-11-29 09-30-00.{fmt}")]
     words = " ".join(c.text for c in parse(fmt, rebuilt[0].read_text(encoding="utf-8"))).split()
     assert words == [f"w{i}" for i in range(len(tokens))]

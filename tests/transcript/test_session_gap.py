@@ -9,6 +9,7 @@ import pytest
 
 from captionist.transcript import FORMATS, SessionWriter, parse, read_journal
 from captionist.transcript.journal import Gap
+from captionist.transcript.recovery import recover_sessions
 from tests.transcript.tokens import TOKEN_MS, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -44,7 +45,7 @@ def test_the_gap_is_in_the_journal_and_survives_recovery(tmp_path: Path) -> None
         "after it", start_ms=8000, first_id=2000
     )
     w.path.unlink()
-    assert SessionWriter.recover(tmp_path) == [w.path]
+    assert recover_sessions(tmp_path).transcripts == [w.path]
     assert [c.text for c in parse("srt", w.path.read_text(encoding="utf-8"))] == [
         "before the gap",
         MARK,
@@ -53,7 +54,7 @@ def test_the_gap_is_in_the_journal_and_survives_recovery(tmp_path: Path) -> None
 
 
 def test_rebuilding_from_the_journal_gives_what_was_written_live(tmp_path: Path) -> None:
-    w = write_with_gap(tmp_path, "txt")
+    w = write_with_gap(tmp_path, "txt")  # plain txt: the journal is kept after close
     live = w.close().read_text(encoding="utf-8")
     dest = tmp_path / "again.txt"
     SessionWriter.export(w.journal_path, dest, "txt", timestamps=False)

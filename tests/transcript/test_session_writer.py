@@ -19,6 +19,7 @@ from captionist.transcript import (
     segment_tokens,
 )
 from captionist.transcript import journal as journal_module
+from captionist.transcript.recovery import recover_sessions
 from tests.transcript.tokens import TOKEN_MS, pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -95,7 +96,6 @@ def test_journal_holds_every_committed_text_token(tmp_path: Path) -> None:
     assert not contents.finished
     assert contents.header["meta"]["model"] == "m.gguf" and contents.header["fmt"] == "srt"
     w.close()
-    assert read_journal(w.journal_path).finished
     with pytest.raises(ValueError, match="already closed"):
         w.add_tokens(words("late"))
 
@@ -105,9 +105,9 @@ def test_export_from_journal_in_every_format(tmp_path: Path, fmt: str) -> None:
     w = SessionWriter(tmp_path / "s", "srt", started=STARTED, meta={"model": "m.gguf"}, token_ms=TOKEN_MS)
     for update in stream():
         w.add_tokens(update)
-    w.close()
     dest = tmp_path / f"out.{fmt}"
-    SessionWriter.export(w.journal_path, dest, fmt)
+    SessionWriter.export(w.journal_path, dest, fmt)  # the open caption is included
+    w.close()
     captions = segment_tokens(all_tokens(), token_ms=TOKEN_MS)
     assert dest.read_text(encoding="utf-8") == render(fmt, captions, timestamps=True, meta=w.meta)
     if fmt != "md":
@@ -155,10 +155,10 @@ def test_full_disk_raises_and_keeps_the_tokens_for_the_next_write(
     monkeypatch.setattr(journal_module.os, "write", real_write)
     for update in updates[2:]:
         w.add_tokens(update)
-    w.close()
     lines = w.journal_path.read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line) for line in lines)  # no torn line left in the middle
     assert read_journal(w.journal_path).tokens == [t for t in all_tokens() if not t.is_control]
+    w.close()
     assert parse("srt", w.path.read_text(encoding="utf-8")) == segment_tokens(all_tokens(), token_ms=TOKEN_MS)
 
 
@@ -171,19 +171,19 @@ def test_recover_rebuilds_unclosed_sessions_only(tmp_path: Path) -> None:
     done.close()
     with open(crashed.journal_path, "ab") as f:
         f.write(b'{"id": 7, "p": " tor')  # a write cut short by the crash
-    assert SessionWriter.recover(tmp_path) == [crashed.path]
+    assert recover_sessions(tmp_path).transcripts == [crashed.path]
     assert parse("vtt", crashed.path.read_text(encoding="utf-8")) == segment_tokens(
         all_tokens(), token_ms=TOKEN_MS
     )
-    assert read_journal(crashed.journal_path).finished
-    assert SessionWriter.recover(tmp_path) == []
+    assert not crashed.journal_path.exists()  # the rebuilt transcript is complete on its own
+    assert recover_sessions(tmp_path).transcripts == []
 
 
 def test_clock_finishes_the_open_caption_without_control_tokens(tmp_path: Path) -> None:
     w = SessionWriter(tmp_path, "srt", started=STARTED, token_ms=TOKEN_MS)
     w.add_tokens(words("no pads from this engine"))  # last token at 320 ms, ends at 400 ms
     w.add_tokens([], clock_ms=400 + 799)
-    assert parse("srt", w.path.read_text(encoding="utf-8")) == []
+    assert not w.path.exists()  # no caption is finished yet
     w.add_tokens([], clock_ms=400 + 800)
     assert [c.text for c in parse("srt", w.path.read_text(encoding="utf-8"))] == ["no pads from this engine"]
     w.close()
@@ -196,6 +196,8 @@ def test_ends_of_utterance_become_cues_and_lines_and_survive_the_journal(tmp_pat
         w.add_tokens(a + pads(320, 320), utterance_ends=[4])  # the end comes after the last token
         assert [c.text for c in w.captions] == ["so that is settled"]  # finished at once, no pause
         w.add_tokens(b)
+        assert read_journal(w.journal_path).tokens == a + b
+        captions, header = SessionWriter.captions_from_journal(w.journal_path)
         path = w.close()
         if want is not None:
             assert path.read_text(encoding="utf-8") == want
@@ -204,8 +206,6 @@ def test_ends_of_utterance_become_cues_and_lines_and_survive_the_journal(tmp_pat
                 "so that is settled",
                 "next item",
             ]
-        assert read_journal(w.journal_path).tokens == a + b
-        captions, header = SessionWriter.captions_from_journal(w.journal_path)
         assert header["token_ms"] == TOKEN_MS
         assert [(c.text, c.starts_utterance) for c in captions] == [
             ("so that is settled", False),

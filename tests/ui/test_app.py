@@ -91,3 +91,33 @@ def test_tray_start_stop_follows_session_state(parts, qtbot) -> None:
     with qtbot.waitSignal(p.controller.session_finished, timeout=10000):
         p.tray.start_stop.trigger()
     assert p.tray.start_stop.text() == "Start captions"
+
+
+def _crashed_journal(folder, name: str, lines: list[bytes]) -> None:
+    """A journal left by a session that did not close: a header, then ``lines``."""
+    header = {"type": "session", "version": 1, "fmt": "srt", "timestamps": True, "token_ms": 80, "meta": {}}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.journal.jsonl").write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines))
+
+
+def test_the_app_starts_with_bad_journals_and_offers_what_it_recovered(parts) -> None:
+    folder = paths.default_transcript_dir()
+    ok = [b'{"id": 1, "p": " hello", "t": 0}\n', b'{"id": 2, "p": " there", "t": 80}\n']
+    _crashed_journal(folder, "2026-11-29 09-00-00", [ok[0], b"123\n", b"null\n", b'{"p": " x"}\n', ok[1]])
+    _crashed_journal(folder, "2026-11-29 10-00-00", [ok[0], b'{"id": 3, "t": -5, "p": "x"}\n', b"\xff\xfe\n"])
+    (folder / "2026-11-29 11-00-00.journal.jsonl").write_bytes(b"\x00garbage")
+    p = parts()
+    notice = p.window.info_banner.text()
+    assert "Recovered the interrupted session 2026-11-29 09-00-00.srt" in notice
+    assert "Recovered the interrupted session 2026-11-29 10-00-00.srt" in notice
+    assert "Could not read 2026-11-29 11-00-00.journal.jsonl" in notice
+    assert p.window.info_banner.isVisibleTo(p.window)
+    assert p.window.export_button.isEnabled()
+    assert p.window.last_transcript == folder / "2026-11-29 10-00-00.srt"
+    assert "hello there" in (folder / "2026-11-29 09-00-00.srt").read_text(encoding="utf-8")
+    assert (folder / "2026-11-29 11-00-00.journal.jsonl.unreadable").read_bytes() == b"\x00garbage"
+
+
+def test_nothing_to_recover_says_nothing(parts) -> None:
+    p = parts()
+    assert p.window.info_banner.isHidden() and not p.window.export_button.isEnabled()

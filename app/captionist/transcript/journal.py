@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from captionist.engine import Token
+from captionist.transcript.render import FORMATS
 from captionist.transcript.segment import UTTERANCE_END, Item, UtteranceEnd
 
 JOURNAL_SUFFIX = ".journal.jsonl"
@@ -170,11 +171,30 @@ class Gap:
 JournalItem = Item | Gap
 
 
+# Header values a reader accepts, (default, lowest, highest); anything else takes the default.
+_HEADER_INTS: dict[str, tuple[int, int, int]] = {
+    "max_chars": (42, 1, 1000),
+    "max_lines": (2, 1, 100),
+    "pause_ms": (800, 0, 86_400_000),
+    "token_ms": (LEGACY_TOKEN_MS, 1, 60_000),
+}
+DEFAULT_FORMAT = "txt"  # the transcript format of a journal whose header names none it knows
+_KNOWN = frozenset({"session", "utterance_end", "gap", "end"})  # record types this version writes
+MAX_TIME_MS = 10**10  # about 115 days: a later token or gap time is not a real one
+
+
 @dataclass
 class JournalContents:
+    """What a journal holds. ``header`` is cleaned: ``fmt`` is one of ``FORMATS``, ``timestamps``
+    a bool, ``max_chars``/``max_lines``/``pause_ms``/``token_ms`` ints in range, ``meta`` a dict of
+    plain values. ``problems`` says, one phrase each, what had to be skipped or defaulted."""
+
     header: dict[str, Any]
     items: list[JournalItem] = field(default_factory=list)  # tokens, UTTERANCE_END and gaps, in order
     finished: bool = False
+    skipped_lines: list[int] = field(default_factory=list)  # 1-based numbers of unreadable lines
+    torn_tail: bool = False  # the last line was cut short (killed mid-write) and is ignored
+    problems: list[str] = field(default_factory=list)
 
     @property
     def tokens(self) -> list[Token]:
@@ -182,39 +202,116 @@ class JournalContents:
 
     @property
     def token_ms(self) -> int:
-        value = self.header.get("token_ms", LEGACY_TOKEN_MS)
-        return value if isinstance(value, int) and value > 0 else LEGACY_TOKEN_MS
+        return int(self.header["token_ms"])
+
+    @property
+    def fmt(self) -> str:
+        return str(self.header["fmt"])
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str) for v in value)
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _clean_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    header: dict[str, Any] = {"type": "session"}
+    fmt = raw.get("fmt", DEFAULT_FORMAT)
+    if isinstance(fmt, str) and fmt.lower() in FORMATS:
+        header["fmt"] = fmt.lower()
+    else:
+        header["fmt"] = DEFAULT_FORMAT
+        problems.append(f"unknown transcript format {str(fmt)[:40]!r}, written as {DEFAULT_FORMAT}")
+    timestamps = raw.get("timestamps", True)
+    header["timestamps"] = timestamps if isinstance(timestamps, bool) else True
+    for key, (default, low, high) in _HEADER_INTS.items():
+        value = raw.get(key, default)
+        header[key] = value if _is_int(value) and low <= value <= high else default
+    for key in ("started", "ended"):
+        if isinstance(raw.get(key), str):
+            header[key] = raw[key]
+    meta = raw.get("meta")
+    header["meta"] = {k: v for k, v in meta.items() if _plain(v)} if isinstance(meta, dict) else {}
+    return header
+
+
+def _record_item(rec: Any) -> JournalItem | None:
+    """The item one journal line holds; None if it is not a valid record."""
+    if not isinstance(rec, dict):
+        return None
+    kind = rec.get("type")
+    if kind == "utterance_end":
+        return UTTERANCE_END
+    if kind == "gap":
+        start, end, reason = rec.get("start_ms"), rec.get("end_ms"), rec.get("reason")
+        if _is_int(start) and _is_int(end) and isinstance(reason, str) and 0 <= start <= end <= MAX_TIME_MS:
+            return Gap(start, end, reason)
+        return None
+    if kind is None:
+        tid, piece, t = rec.get("id"), rec.get("p"), rec.get("t")
+        if _is_int(tid) and isinstance(piece, str) and _is_int(t) and 0 <= t <= MAX_TIME_MS:
+            return Token(tid, piece, t)
+    return None
+
+
+def _parse_line(line: bytes) -> Any:
+    """The JSON value of one line; ``ValueError`` for bad JSON, bad UTF-8 or nesting too deep."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def read_journal(path: Path) -> JournalContents:
-    """Read a journal, ignoring a torn final line; ``ValueError`` if it is not a session journal."""
+    """Read a journal, keeping every valid record and skipping (and counting) only bad lines.
+
+    A torn final line is ignored. A line that is not JSON, not UTF-8, or not a valid record (a
+    token without an id, a negative time, ...) is skipped and its number listed in
+    ``skipped_lines``. A record type this version does not know is skipped silently (a newer
+    version's). An unreadable header line is replaced by defaults as long as some later line is a
+    valid record. Raises ``ValueError`` (one line) only when the file cannot be read or holds
+    nothing of a session journal.
+    """
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise ValueError(f"cannot read journal {path}: {exc.strerror or exc}") from None
     lines = raw.split(b"\n")
     complete, tail = lines[:-1], lines[-1]  # ``tail`` is b"" unless the last write was torn
-    del tail
-    if not complete:
-        raise ValueError(f"{path} is empty or not a session journal")
+    problems: list[str] = []
     try:
-        header = json.loads(complete[0])
-    except json.JSONDecodeError:
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "session":
-        raise ValueError(f"{path} is not a captionist session journal")
-    out = JournalContents(header=header)
+        first = _parse_line(complete[0]) if complete else None
+    except ValueError:
+        first = None
+    header_ok = isinstance(first, dict) and first.get("type") == "session"
+    out = JournalContents(header={}, torn_tail=bool(tail.strip()), problems=problems)
     for n, line in enumerate(complete[1:], start=2):
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            raise ValueError(f"{path}: line {n} is corrupt") from None
-        if rec.get("type") == "end":
+            rec = _parse_line(line)
+        except ValueError:
+            out.skipped_lines.append(n)
+            continue
+        item = _record_item(rec)
+        if item is not None:
+            out.items.append(item)
+            out.finished = False  # an end record counts only as the last record
+        elif isinstance(rec, dict) and rec.get("type") == "end":
             out.finished = True
-        elif rec.get("type") == "utterance_end":
-            out.items.append(UTTERANCE_END)
-        elif rec.get("type") == "gap":
-            out.items.append(Gap(int(rec["start_ms"]), int(rec["end_ms"]), str(rec["reason"])))
-        elif "t" in rec:
-            out.items.append(Token(int(rec["id"]), str(rec["p"]), int(rec["t"])))
+        elif not (isinstance(rec, dict) and isinstance(rec.get("type"), str) and rec["type"] not in _KNOWN):
+            out.skipped_lines.append(n)  # not a record, or a known kind of record that is malformed
+    if not header_ok and not out.items:
+        raise ValueError(f"{path} is empty or not a captionist session journal")
+    if not header_ok:
+        problems.append("its first line (the session header) is unreadable; defaults used")
+    out.header = _clean_header(first if header_ok else {}, problems)
+    if out.skipped_lines:
+        n = len(out.skipped_lines)
+        problems.append(f"{n} unreadable line{'s' if n != 1 else ''} skipped")
+    if out.torn_tail:
+        problems.append("a last line cut short by the crash was ignored")
     return out

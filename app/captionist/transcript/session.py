@@ -12,8 +12,13 @@ nothing the app has shown. Each caption that is
 finished (see ``segment.split_finished``) is then appended to the human file (``json`` is
 rewritten atomically instead, since it cannot be appended to). ``close`` rewrites the human file
 atomically from all captions (temp file, ``fsync``, ``os.replace``) and marks the journal ended.
-After a crash the human file lacks at most the caption that was still open; ``recover`` (or
-``export``) rebuilds it, in any format, from the journal. The journal is kept after ``close``.
+After a crash the human file lacks at most the caption that was still open; ``recovery`` (or
+``export``) rebuilds it, in any format, from the journal.
+
+The folder stays clean: the human file is created with the first caption, so a session without
+text leaves no file at all, and ``close`` removes the journal once the transcript is complete and
+flushed, except for Markdown and plain (untimed) text, which cannot be parsed back into timed
+captions (see ``journal_needed``).
 
 ``write_gap`` marks audio that was dropped (the engine fell behind): the open caption is finished,
 a gap record goes to the journal and a caption ``[7.5 s of audio not transcribed: <reason>]``
@@ -41,12 +46,12 @@ from captionist.transcript.caption import Caption
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
     Gap,
+    JournalContents,
     JournalItem,
     JournalWriter,
     TranscriptWriteError,
     fsync_dir,
     read_journal,
-    seal_journal,
 )
 from captionist.transcript.parse import parse
 from captionist.transcript.render import (
@@ -109,6 +114,22 @@ def _free_stem(folder: Path, stem: str, fmt: str) -> str:
     return candidate
 
 
+def journal_needed(fmt: str, timestamps: bool) -> bool:
+    """Whether a finished session's journal must be kept: Markdown and plain (untimed) text cannot
+    be parsed back into timed captions, so only the journal can export them to another format.
+    Every other transcript is complete on its own and its journal is removed."""
+    return fmt == "md" or (fmt == "txt" and not timestamps)
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove ``path`` if it is there; a file that cannot be removed is left (it is redundant)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        return
+    fsync_dir(path.parent)
+
+
 def gap_caption(gap: Gap) -> Caption:
     """The caption that stands for dropped audio; it starts a line of its own."""
     return Caption(gap.start_ms, gap.end_ms, gap.text, starts_utterance=True)
@@ -135,6 +156,13 @@ def captions_of_items(
         else:
             run.append(item)
     return captions + segment_tokens(run, **seg)
+
+
+def captions_of_contents(contents: JournalContents) -> tuple[list[Caption], dict[str, Any]]:
+    """All captions of a read journal and its (cleaned) header."""
+    h = contents.header
+    seg = {k: h[k] for k in ("max_chars", "max_lines", "pause_ms")}
+    return captions_of_items(contents.items, token_ms=contents.token_ms, **seg), h
 
 
 class SessionWriter:
@@ -179,8 +207,7 @@ class SessionWriter:
         self._pending: list[Item] = []
         self._clock_ms = 0
         self._human_dirty = True  # the human file must be (re)written whole
-        self._closed = False
-        self._sync_human([])
+        self._closed = False  # the human file is created with the first caption: none for a silent session
 
     @property
     def captions(self) -> list[Caption]:
@@ -241,6 +268,8 @@ class SessionWriter:
         self._sync_human([*new, gap_caption(gap)])
 
     def _sync_human(self, new: list[Caption]) -> None:
+        if not new:
+            return
         first_index = len(self._captions) + 1
         previous = self._captions[-1] if self._captions else None
         self._captions.extend(new)
@@ -270,10 +299,16 @@ class SessionWriter:
             previous = cap
         return "".join(parts)
 
-    def close(self) -> Path:
-        """Write the open caption, rewrite the human file atomically and end the journal."""
+    def close(self) -> Path | None:
+        """Write the open caption, rewrite the human file atomically, then end the journal and
+        remove it unless it is still needed (``journal_needed``).
+
+        Returns the transcript's path, or None when the session had no text: then neither a
+        transcript nor a journal is left behind. Raises ``TranscriptWriteError`` if the transcript
+        cannot be written; the journal is then kept, so the next start recovers the session.
+        """
         if self._closed:
-            return self.path
+            return self.path if self._captions else None
         if self._journal.pending_bytes:
             self._journal.append_tokens([])
         max_chars, token_ms = self._seg["max_chars"], self._seg["token_ms"]
@@ -282,19 +317,24 @@ class SessionWriter:
             for g in group_tokens(self._pending, **self._seg)
         )
         self._pending = []
+        if not self._captions:
+            self._journal.close()
+            self._closed = True
+            remove_quietly(self.path)
+            remove_quietly(self.journal_path)
+            return None
         write_atomic(self.path, render(self.fmt, self._captions, timestamps=self.timestamps, meta=self.meta))
         self._journal.append_end(datetime.now().isoformat(timespec="seconds"))
         self._journal.close()
         self._closed = True
+        if not journal_needed(self.fmt, self.timestamps):
+            remove_quietly(self.journal_path)
         return self.path
 
     @staticmethod
     def captions_from_journal(journal: Path) -> tuple[list[Caption], dict[str, Any]]:
         """All captions of a session journal and its header (fmt, timestamps, meta, ...)."""
-        contents = read_journal(journal)
-        h = contents.header
-        seg = {k: int(h[k]) for k in ("max_chars", "max_lines", "pause_ms") if k in h}
-        return captions_of_items(contents.items, token_ms=contents.token_ms, **seg), h
+        return captions_of_contents(read_journal(journal))
 
     @staticmethod
     def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
@@ -319,24 +359,3 @@ class SessionWriter:
             captions, meta = parse(src.suffix, text), {}
             ts = True if timestamps is None else timestamps
         write_atomic(Path(dest), render(fmt, captions, timestamps=ts, meta=meta))
-
-    @staticmethod
-    def recover(folder: Path) -> list[Path]:
-        """Rebuild the transcript of every session in ``folder`` that did not close (a crash).
-
-        Returns the rebuilt transcript paths; each journal is then marked ended.
-        """
-        rebuilt = []
-        for journal in sorted(Path(folder).glob(f"*{JOURNAL_SUFFIX}")):
-            try:
-                contents = read_journal(journal)
-            except ValueError:
-                continue
-            if contents.finished:
-                continue
-            fmt = check_format(str(contents.header.get("fmt", "txt")))
-            dest = journal.with_name(journal.name[: -len(JOURNAL_SUFFIX)] + f".{fmt}")
-            SessionWriter.export(journal, dest, fmt)
-            seal_journal(journal)
-            rebuilt.append(dest)
-        return rebuilt

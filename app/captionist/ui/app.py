@@ -7,7 +7,8 @@ Usage::
     parts = build_app(sd=fake_sd, model_loader=...)   # tests: everything wired, no event loop
 
 Startup: settings are loaded (a corrupt file shows a notice), transcripts of sessions that did not
-close (a crash) are rebuilt from their journals, the overlay is restored on its screen, and audio
+close (a crash) are rebuilt from their journals (the window says what was recovered and offers the
+newest for "Export last session…"), the overlay is restored on its screen, and audio
 problems (no PortAudio) show in the window instead of stopping the app. Settings are saved half a
 second after each change and at exit; at exit a running session is finished first.
 """
@@ -27,7 +28,7 @@ from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
-from captionist.transcript import SessionWriter
+from captionist.transcript.recovery import recover_sessions
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
@@ -92,20 +93,23 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     app.aboutToQuit.connect(at_exit)
     if loaded.notice:
         window.show_error(loaded.notice)
-    try:
-        rebuilt = (
-            SessionWriter.recover(settings.transcript_folder())
-            if settings.transcript_folder().is_dir()
-            else []
-        )
-    except OSError as exc:
-        rebuilt = []
-        window.show_notice(f"could not check earlier transcripts: {exc}")
-    if rebuilt:
-        window.show_notice(f"recovered {len(rebuilt)} transcript(s) from an interrupted session")
+    _recover(window, settings)
     if settings.overlay.visible:
         overlay.show()
     return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit)
+
+
+def _recover(window: MainWindow, settings: Settings) -> None:
+    """Rebuild the transcripts of sessions a crash interrupted, say what was done and offer the newest
+    one for "Export last session…". Nothing found in the folder can stop the app from starting."""
+    try:
+        report = recover_sessions(settings.transcript_folder())
+    except Exception as exc:  # the startup boundary: report, never crash
+        window.show_notice(f"could not check earlier transcripts: {exc}")
+        return
+    message = report.message()
+    if message:
+        window.show_recovery_notice(message, report.latest)
 
 
 def _save(window: MainWindow, settings: Settings) -> None:

@@ -1,0 +1,197 @@
+"""Crash recovery: rebuild the transcripts of sessions that did not close, from their journals.
+
+Usage::
+
+    from captionist.transcript.recovery import recover_sessions
+    report = recover_sessions(folder)      # never raises
+    if report.message():
+        window.show_recovery_notice(report.message(), report.latest)
+
+Rules, per ``*.journal.jsonl`` in the folder whose session did not end:
+
+* every valid record is kept; bad lines are skipped and counted (``read_journal``), and a journal
+  with skipped lines is then set aside as ``<journal>.unreadable`` so its raw bytes are not lost;
+* the transcript is rebuilt in the session's format. It never shrinks: if the file on disk is
+  longer than the rebuild, it stays and the rebuild is written beside it as
+  ``<stem> (recovered).<fmt>``;
+* a journal with no readable session in it is set aside as ``<journal>.unreadable``;
+* a session without text leaves nothing (its journal and any empty transcript are removed);
+* after a rebuild the journal is marked ended, and removed like ``SessionWriter.close`` does
+  (``journal_needed``);
+* a file that cannot be written or renamed is reported and left as it is, to be tried next start.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from captionist.transcript.journal import (
+    JOURNAL_SUFFIX,
+    JournalContents,
+    TranscriptWriteError,
+    fsync_dir,
+    read_journal,
+    seal_journal,
+)
+from captionist.transcript.render import render
+from captionist.transcript.session import (
+    captions_of_contents,
+    journal_needed,
+    remove_quietly,
+    write_atomic,
+)
+
+UNREADABLE_SUFFIX = ".unreadable"
+
+
+class RecoveryOutcome(Enum):
+    """What recovery did with one journal."""
+
+    REBUILT = "rebuilt"  # the transcript was rebuilt from the journal
+    KEPT_LONGER = "kept longer"  # the transcript on disk was longer; the rebuild went beside it
+    NO_TEXT = "no text"  # the session had no words; nothing is left of it
+    SET_ASIDE = "set aside"  # the journal could not be read at all; renamed to *.unreadable
+    FAILED = "failed"  # a file could not be written or renamed; left for the next start
+
+
+@dataclass(frozen=True)
+class RecoveredSession:
+    journal: Path
+    outcome: RecoveryOutcome
+    transcript: Path | None = None  # the transcript the user should look at (REBUILT, KEPT_LONGER)
+    detail: str = ""  # one line: what was skipped or why it failed
+    aside: Path | None = None  # where the journal was set aside, if it was
+
+    @property
+    def aside_name(self) -> str:
+        return self.aside.name if self.aside is not None else ""
+
+
+@dataclass
+class RecoveryReport:
+    sessions: list[RecoveredSession] = field(default_factory=list)
+
+    def of(self, outcome: RecoveryOutcome) -> list[RecoveredSession]:
+        return [s for s in self.sessions if s.outcome is outcome]
+
+    @property
+    def transcripts(self) -> list[Path]:
+        """The recovered transcripts, oldest session first."""
+        return [s.transcript for s in self.sessions if s.transcript is not None]
+
+    @property
+    def latest(self) -> Path | None:
+        """The newest recovered transcript (what "Export last session…" offers)."""
+        return self.transcripts[-1] if self.transcripts else None
+
+    def message(self) -> str | None:
+        """What the user is told, or None when there was nothing to recover."""
+        parts = []
+        for s in self.sessions:
+            detail = f" ({s.detail})" if s.detail else ""
+            if s.outcome is RecoveryOutcome.REBUILT and s.transcript is not None:
+                parts.append(f"recovered the interrupted session {s.transcript.name}{detail}")
+            elif s.outcome is RecoveryOutcome.KEPT_LONGER and s.transcript is not None:
+                parts.append(f"kept {s.transcript.name}, which holds more than its journal{detail}")
+            elif s.outcome is RecoveryOutcome.SET_ASIDE:
+                parts.append(
+                    f"could not read {s.journal.name} ({s.detail}); it is set aside as {s.aside_name}"
+                )
+            elif s.outcome is RecoveryOutcome.FAILED:
+                parts.append(f"could not recover {s.journal.name}: {s.detail}")
+        return " ".join(p[:1].upper() + p[1:] + "." for p in parts) or None
+
+
+def _free_name(path: Path) -> Path:
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
+def set_aside(journal: Path) -> Path:
+    """Rename ``journal`` to ``<name>.unreadable`` (``.unreadable.2``, ... if taken); raises ``OSError``."""
+    dest = _free_name(journal.with_name(journal.name + UNREADABLE_SUFFIX))
+    os.replace(journal, dest)
+    fsync_dir(journal.parent)
+    return dest
+
+
+def _size(path: Path) -> int:
+    """The size of the transcript at ``path`` (0 if there is none); ``OSError`` if it is not a file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EEXIST, f"{path} exists and is not a regular file")
+    return st.st_size
+
+
+def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
+    captions, header = captions_of_contents(contents)
+    fmt = contents.fmt
+    stem = journal.name[: -len(JOURNAL_SUFFIX)]
+    dest = journal.with_name(f"{stem}.{fmt}")
+    if not captions:
+        if _size(dest) == 0:
+            remove_quietly(dest)
+            remove_quietly(journal)
+            return RecoveredSession(journal, RecoveryOutcome.NO_TEXT)
+        seal_journal(journal)  # the transcript has what the journal lost: keep both as they are
+        return RecoveredSession(journal, RecoveryOutcome.KEPT_LONGER, dest, "; ".join(contents.problems))
+    text = render(fmt, captions, timestamps=header["timestamps"], meta=header["meta"])
+    outcome = RecoveryOutcome.REBUILT
+    notes = list(contents.problems)
+    if len(text.encode()) < _size(dest):  # never replace a transcript with a shorter one
+        beside = _free_name(journal.with_name(f"{stem} (recovered).{fmt}"))
+        write_atomic(beside, text)
+        outcome = RecoveryOutcome.KEPT_LONGER
+        notes.append(f"what the journal holds is in {beside.name}")
+    else:
+        write_atomic(dest, text)
+    seal_journal(journal)
+    aside = None
+    if contents.skipped_lines:
+        aside = set_aside(journal)
+        notes.append(f"the journal is kept as {aside.name}")
+    elif outcome is RecoveryOutcome.REBUILT and not journal_needed(fmt, header["timestamps"]):
+        remove_quietly(journal)
+    return RecoveredSession(journal, outcome, dest, "; ".join(notes), aside)
+
+
+def recover_sessions(folder: Path) -> RecoveryReport:
+    """Recover every unfinished session in ``folder`` (see the module rules); never raises."""
+    report = RecoveryReport()
+    try:
+        journals = sorted(Path(folder).glob(f"*{JOURNAL_SUFFIX}"))
+    except OSError:
+        return report
+    for journal in journals:
+        try:
+            contents = read_journal(journal)
+        except ValueError as exc:
+            why = str(exc).replace(f" {journal}", "").replace(str(journal), "it")
+            try:
+                aside = set_aside(journal)
+            except OSError as err:
+                report.sessions.append(
+                    RecoveredSession(journal, RecoveryOutcome.FAILED, detail=f"{why}; {err.strerror or err}")
+                )
+            else:
+                outcome = RecoveredSession(journal, RecoveryOutcome.SET_ASIDE, detail=why, aside=aside)
+                report.sessions.append(outcome)
+            continue
+        if contents.finished:
+            continue
+        try:
+            report.sessions.append(_recover_one(journal, contents))
+        except (TranscriptWriteError, OSError) as exc:
+            report.sessions.append(RecoveredSession(journal, RecoveryOutcome.FAILED, detail=str(exc)))
+    return report
