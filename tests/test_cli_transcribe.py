@@ -13,18 +13,20 @@ import soundfile as sf
 
 from captionist import engine
 from captionist.__main__ import main
-from captionist.engine import EngineError, StreamEvent, Token, Transcript
+from captionist.engine import EngineError
 from captionist.transcript import Caption, parse
 from tests.fakes.fake_engine import FakeModel as FakeLiveModel
 
 TOKEN_MS = 80
 FRAME = 16000 * TOKEN_MS // 1000
+EOU_ID = 7
 
 
 class FakeModel(FakeLiveModel):
-    """The fake engine's model info, and an offline ``transcribe``: one token ``" w<frame>"`` per
-    voiced 80 ms frame, a control token per silent frame. A path with "fastconformer" in it gives a
-    FastConformer-like model with languages whose first silent frame after speech ends an utterance."""
+    """The fake engine (tests/fakes): one token ``" w<frame>"`` per voiced 80 ms frame. A path with
+    "fastconformer" in it gives a FastConformer-like model with languages whose first silent frame
+    after speech ends an utterance (with an end-of-utterance control token, id ``EOU_ID``).
+    ``calls`` records the (latency, language) of each stream."""
 
     instances: list[FakeModel] = []
 
@@ -39,32 +41,30 @@ class FakeModel(FakeLiveModel):
                 languages=("auto", "de", "de-DE"),
                 default_language="auto",
                 architecture="fastconformer_rnnt",
+                eou_after_ms=80,
+                eou_id=EOU_ID,
             )
         else:
             super().__init__(path, latencies_ms=(480, 960), architecture="voxtral_realtime")
         self.backend, self.n_threads = backend, n_threads
         self.calls: list[tuple[int | None, str | None]] = []
+        self.block_sizes: list[int] = []
         FakeModel.instances.append(self)
 
-    def transcribe(
-        self, pcm: np.ndarray, latency_ms: int | None = None, language: str | None = None, *, delay_ms=None
-    ) -> Transcript:
-        self.calls.append((self.resolve_latency(latency_ms, delay_ms), language))
-        self.resolve_language(language)
-        n = pcm.size // FRAME
-        rms = np.sqrt(np.mean(pcm[: n * FRAME].reshape(n, FRAME) ** 2, axis=1))
-        tokens = [
-            Token(1000 + i, f" w{i}", i * TOKEN_MS) if r > 0.01 else Token(32, "", i * TOKEN_MS, True)
-            for i, r in enumerate(rms)
-        ]
-        events = []
-        if self.architecture == "fastconformer_rnnt":
-            voiced = rms > 0.01
-            events = [
-                (i, StreamEvent.END_OF_UTTERANCE) for i in range(1, n) if voiced[i - 1] and not voiced[i]
-            ]
-        events.append((len(tokens), StreamEvent.FINISHED))
-        return Transcript("".join(t.piece for t in tokens), [t.id for t in tokens], tokens, events)
+    def stream(self, latency_ms: int | None = None, language: str | None = None, *, delay_ms=None):
+        s = super().stream(latency_ms, language, delay_ms=delay_ms)
+        self.calls.append((s.latency_ms, language))
+        feed = s.feed
+
+        def recording_feed(pcm: np.ndarray):
+            self.block_sizes.append(pcm.size)
+            return feed(pcm)
+
+        s.feed = recording_feed  # type: ignore[method-assign]
+        return s
+
+    def transcribe(self, *args, **kwargs):
+        raise AssertionError("the CLI streams files block by block; it never decodes them whole")
 
 
 @pytest.fixture(autouse=True)
@@ -133,8 +133,8 @@ def test_json_fields(tmp_path: Path, model: Path, capsys: pytest.CaptureFixture[
     assert doc["latency_ms"] == 960 and doc["language"] is None
     assert doc["file"] == str(src)
     assert doc["text"].split() == [f"w{i}" for i in [*range(6), *range(20, 25)]]
-    assert len(doc["token_ids"]) == 25 and doc["token_ids"][0] == 1000 and doc["token_ids"][6] == 32
-    assert doc["tokens"][20] == {"id": 1020, "piece": " w20", "time_ms": 1600, "is_control": False}
+    assert doc["token_ids"] == [1000 + i for i in [*range(6), *range(20, 25)]]
+    assert doc["tokens"][6] == {"id": 1020, "piece": " w20", "time_ms": 1600, "is_control": False}
     assert doc["captions"][1] == {"start_ms": 1600, "end_ms": 2000, "text": EXPECTED[1].text}
     assert FakeModel.instances[0].calls == [(960, None)]
 
@@ -151,7 +151,8 @@ def test_md_and_timestamped_txt(tmp_path: Path, model: Path, capsys: pytest.Capt
 def test_several_inputs_to_a_directory(tmp_path: Path, model: Path) -> None:
     a, b = speech(tmp_path, "a.wav"), speech(tmp_path, "b.flac")
     out = tmp_path / "subs"
-    assert main(["transcribe", str(a), str(b), "--model", str(model), "--format", "srt", "-o", str(out)]) == 0
+    args = ["transcribe", str(a), str(b), "--model", str(model), "--format", "srt", "-o", f"{out}/"]
+    assert main(args) == 0  # a path ending in / is a directory, created
     assert sorted(p.name for p in out.iterdir()) == ["a.srt", "b.srt"]
     assert parse("srt", (out / "b.srt").read_text(encoding="utf-8")) == EXPECTED
     assert len(FakeModel.instances) == 1  # the model is loaded once
@@ -170,10 +171,11 @@ def test_clashing_names_and_file_as_directory(tmp_path: Path, model: Path, capsy
     a = speech(tmp_path, "a.wav")
     (tmp_path / "x").mkdir()
     b = speech(tmp_path / "x", "a.wav")
-    assert main(["transcribe", str(a), str(b), "--model", str(model), "-o", str(tmp_path / "o")]) == 2
+    assert main(["transcribe", str(a), str(b), "--model", str(model), "-o", f"{tmp_path / 'o'}/"]) == 2
     assert "share a file name" in capsys.readouterr().err
     assert main(["transcribe", str(a), str(a), "--model", str(model), "-o", str(a)]) == 2
-    assert "must be a directory" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"-o {a} is a file: with several inputs, -o must be an existing directory" in err
 
 
 def _one_error_line(err: str) -> str:
@@ -276,7 +278,7 @@ def test_an_undecodable_input_is_reported_and_the_rest_still_written(
     good = speech(tmp_path, "good.wav")
     out = tmp_path / "o"
     assert (
-        main(["transcribe", str(bad), str(good), "--model", str(model), "-o", str(out), "--format", "srt"])
+        main(["transcribe", str(bad), str(good), "--model", str(model), "-o", f"{out}/", "--format", "srt"])
         == 2
     )
     assert "cannot decode" in _one_error_line(capsys.readouterr().err)
