@@ -31,6 +31,7 @@ SAMPLE_RATE = 16000
 # Model.token_ms / Model.latencies_ms instead; these stay for Voxtral-specific tools and tests.
 TOKEN_MS = 80
 DELAY_CHOICES_MS: tuple[int, ...] = tuple(range(80, 1201, 80)) + (2400,)
+MAX_THREADS = 256  # the engine's bound on compute threads (engine/src/gguf_file.h)
 
 
 class EngineError(RuntimeError):
@@ -132,10 +133,14 @@ class Model:
     """
 
     def __init__(self, path: str | Path, backend: str = "auto", n_threads: int | None = None) -> None:
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
         if backend not in ("auto", "cpu", "metal", "cuda"):
             raise ValueError(f"backend must be auto, cpu, metal or cuda; got {backend!r}")
-        if n_threads is not None and n_threads < 1:
-            raise ValueError(f"n_threads must be at least 1, got {n_threads}")
+        if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int)):
+            raise TypeError(f"n_threads must be an int or None, got {type(n_threads).__name__}")
+        if n_threads is not None and not 1 <= n_threads <= MAX_THREADS:
+            raise ValueError(f"n_threads must be 1 to {MAX_THREADS} (or None: one per physical core), got {n_threads}")
         self.path = Path(path)
         self._m = _engine_module().Model(str(path), backend, n_threads or 0)
         self.info: dict[str, Any] = self._m.info()

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
@@ -108,6 +109,15 @@ model_base::~model_base() {
 gguf_file::gguf_file(const std::string & p) : path(p) {
     backend_init_once();
     {
+        // A FIFO would block the first read forever, a device could be endless: only regular files.
+        std::error_code ec;
+        const auto st = std::filesystem::status(path, ec);
+        if (ec || !std::filesystem::exists(st)) {
+            throw std::runtime_error("cannot open model file '" + path + "'");
+        }
+        if (!std::filesystem::is_regular_file(st)) {
+            throw std::runtime_error("model path '" + path + "' is not a regular file (a directory, FIFO or device?)");
+        }
         std::ifstream probe(path, std::ios::binary);
         if (!probe) {
             throw std::runtime_error("cannot open model file '" + path + "'");
@@ -244,9 +254,13 @@ void tensor_binder::check_all_used(const std::string & what) const {
 }
 
 void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts) {
+    if (opts.n_threads < 0 || opts.n_threads > MAX_THREADS) {
+        throw std::invalid_argument("n_threads must be 0 (one per physical core) or 1 to " +
+                                    std::to_string(MAX_THREADS) + ", got " + std::to_string(opts.n_threads));
+    }
+    m.n_threads = opts.n_threads > 0 ? opts.n_threads : std::min(cpu_physical_cores(), MAX_THREADS);
     m.device = pick_device(opts.backend);
     m.backend_name = ggml_backend_dev_name(m.device);
-    m.n_threads = opts.n_threads > 0 ? opts.n_threads : cpu_physical_cores();
     m.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m.ctx_w, ggml_backend_dev_buffer_type(m.device));
     if (!m.buf_w) {
         throw std::runtime_error("not enough memory on " + m.backend_name + " for the model weights");

@@ -24,7 +24,8 @@ void backend_init_once();
 
 class gguf_file {
 public:
-    // Throws std::runtime_error: missing file, not a GGUF, corrupt header, tensor data past the end.
+    // Throws std::runtime_error: missing file, not a regular file, not a GGUF, corrupt header, tensor
+    // data past the end.
     explicit gguf_file(const std::string & path);
     ~gguf_file();
     gguf_file(const gguf_file &) = delete;
@@ -50,6 +51,7 @@ public:
     std::vector<uint8_t> u8_array(const char * key) const;
     std::vector<std::string> str_array(const char * key) const;
     bool has(const char * key) const { return gguf_find_key(ctx_, key) >= 0; }
+    const gguf_context * context() const { return ctx_; }
 
 private:
     int64_t find(const char * key, gguf_type type) const;
@@ -71,7 +73,11 @@ private:
     std::set<std::string> used_;
 };
 
-// With m.ctx_w = f.release_tensors() bound and checked: picks the device for `opts.backend`,
+// The most compute threads a model accepts (model_load_options::n_threads).
+constexpr int MAX_THREADS = 256;
+
+// With m.ctx_w = f.release_tensors() bound and checked: checks opts.n_threads (0 or 1..MAX_THREADS,
+// else std::invalid_argument), picks the device for `opts.backend`,
 // allocates the weights buffer and reads every tensor. Fills m.device, backend_name, n_threads,
 // buf_w, weight_bytes and the matching info_ fields.
 void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts);

@@ -3,6 +3,7 @@
 
 #include "fc_stream.h"
 #include "gguf_file.h"
+#include "hparam_bounds.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -17,49 +18,58 @@ constexpr uint32_t MAX_WIDTH = 1u << 16;
 constexpr uint32_t MAX_VOCAB = 1u << 20;
 constexpr uint32_t MAX_CONTEXT = 4096;
 
-void need(bool ok, const std::string & what) {
-    if (!ok) throw std::runtime_error("model hyper-parameters are inconsistent: " + what);
-}
-
-void check_range(uint32_t v, uint32_t lo, uint32_t hi, const char * key) {
-    need(v >= lo && v <= hi, std::string(key) + " = " + std::to_string(v) + " is outside [" + std::to_string(lo) +
-                                 ", " + std::to_string(hi) + "]");
-}
-
+// Every value the engine cannot run is refused here, naming its key, before anything is allocated
+// (ranges: engine/GGUF.md).
 void read_hparams(const hparam_reader & r, fc_hparams & hp) {
-    hp.sample_rate = r.u32("fastconformer.audio.sample_rate");
-    hp.n_fft = r.u32("fastconformer.audio.n_fft");
-    hp.win_length = r.u32("fastconformer.audio.win_length");
-    hp.hop_length = r.u32("fastconformer.audio.hop_length");
-    hp.n_mel = r.u32("fastconformer.audio.n_mel");
-    hp.preemphasis = r.f32("fastconformer.audio.preemphasis");
-    hp.log_guard = r.f32("fastconformer.audio.log_guard");
+    hp.sample_rate = hparam_u32_in(r, "fastconformer.audio.sample_rate", 16000, 16000);
+    hp.n_fft = hparam_u32_in(r, "fastconformer.audio.n_fft", 16, 8192);
+    hp.win_length = hparam_u32_in(r, "fastconformer.audio.win_length", 2, hp.n_fft);
+    hparam_require((hp.n_fft - hp.win_length) % 2 == 0, "fastconformer.audio.win_length", hp.win_length,
+                   "n_fft - win_length must be even (the window is centred)");
+    hp.hop_length = hparam_u32_in(r, "fastconformer.audio.hop_length", 1, hp.n_fft);
+    hp.n_mel = hparam_u32_in(r, "fastconformer.audio.n_mel", 1, 1024);
+    hp.preemphasis = hparam_f32_in(r, "fastconformer.audio.preemphasis", 0.0f, 0.999f);
+    hp.log_guard = hparam_f32_in(r, "fastconformer.audio.log_guard", 1e-20f, 1.0f);
 
-    hp.n_embd = r.u32("fastconformer.encoder.n_embd");
-    hp.n_layer = r.u32("fastconformer.encoder.n_layer");
-    hp.n_head = r.u32("fastconformer.encoder.n_head");
-    hp.n_ff = r.u32("fastconformer.encoder.n_ff");
-    hp.conv_kernel = r.u32("fastconformer.encoder.conv_kernel");
+    hp.n_embd = hparam_u32_in(r, "fastconformer.encoder.n_embd", 2, MAX_WIDTH);
+    hparam_require(hp.n_embd % 2 == 0, "fastconformer.encoder.n_embd", hp.n_embd, "must be even (sin/cos position pairs)");
+    hp.n_layer = hparam_u32_in(r, "fastconformer.encoder.n_layer", 1, MAX_LAYERS);
+    hp.n_head = hparam_u32_in(r, "fastconformer.encoder.n_head", 1, hp.n_embd);
+    hparam_require(hp.n_embd % hp.n_head == 0, "fastconformer.encoder.n_head", hp.n_head, "must divide n_embd");
+    hparam_require(hp.head_dim() % 2 == 0 || hp.n_head == 1, "fastconformer.encoder.n_head", hp.n_head,
+                   "n_embd / n_head must be even");
+    hp.n_ff = hparam_u32_in(r, "fastconformer.encoder.n_ff", 1, 4 * MAX_WIDTH);
+    hp.conv_kernel = hparam_u32_in(r, "fastconformer.encoder.conv_kernel", 1, 255);
+    hparam_require(hp.conv_kernel % 2 == 1, "fastconformer.encoder.conv_kernel", hp.conv_kernel, "must be odd");
     const std::string norm = r.str("fastconformer.encoder.conv_norm");
     if (norm == "layer_norm") {
         hp.conv_norm = fc_conv_norm::FC_CONV_NORM_LAYER;
     } else if (norm == "batch_norm") {
         hp.conv_norm = fc_conv_norm::FC_CONV_NORM_BATCH;
     } else {
-        throw std::runtime_error("unknown conv_norm '" + norm + "' (layer_norm or batch_norm)");
+        throw std::runtime_error("model key 'fastconformer.encoder.conv_norm' = '" + norm +
+                                 "' is not layer_norm or batch_norm");
     }
-    hp.norm_eps = r.f32("fastconformer.encoder.norm_eps");
-    hp.xscale = r.f32("fastconformer.encoder.xscale");
-    hp.sub_factor = r.u32("fastconformer.encoder.subsampling_factor");
-    hp.sub_channels = r.u32("fastconformer.encoder.subsampling_channels");
-    hp.sub_kernel = r.u32("fastconformer.encoder.subsampling_kernel");
-    hp.sub_stride = r.u32("fastconformer.encoder.subsampling_stride");
-    hp.left_context = r.u32("fastconformer.encoder.left_context");
+    hp.norm_eps = hparam_f32_in(r, "fastconformer.encoder.norm_eps", 1e-12f, 0.1f);
+    hp.xscale = hparam_f32_in(r, "fastconformer.encoder.xscale", 1e-3f, 1e3f);
+    hp.sub_factor = hparam_u32_in(r, "fastconformer.encoder.subsampling_factor", 2, 16);
+    hparam_require((hp.sub_factor & (hp.sub_factor - 1)) == 0, "fastconformer.encoder.subsampling_factor",
+                   hp.sub_factor, "must be 2, 4, 8 or 16");
+    hp.sub_channels = hparam_u32_in(r, "fastconformer.encoder.subsampling_channels", 1, 4096);
+    hp.sub_kernel = hparam_u32_in(r, "fastconformer.encoder.subsampling_kernel", 3, 3);
+    hp.sub_stride = hparam_u32_in(r, "fastconformer.encoder.subsampling_stride", 2, 2);
+    hparam_require(hp.sub_freq_out() >= 1, "fastconformer.audio.n_mel", hp.n_mel, "no mel bins left after subsampling");
+    hp.left_context = hparam_u32_in(r, "fastconformer.encoder.left_context", 0, MAX_CONTEXT);
     hp.lookaheads = r.u32_array("fastconformer.encoder.lookaheads");
+    hparam_require(!hp.lookaheads.empty() && hp.lookaheads.size() <= 16, "fastconformer.encoder.lookaheads",
+                   (double) hp.lookaheads.size(), "must list 1 to 16 right contexts");
+    for (uint32_t r0 : hp.lookaheads) {
+        hparam_require(r0 <= 64, "fastconformer.encoder.lookaheads", r0, "a right context is outside [0, 64]");
+    }
 
-    hp.dec_n_embd = r.u32("fastconformer.decoder.n_embd");
-    hp.dec_n_layer = r.u32("fastconformer.decoder.n_layer");
-    hp.joint_n_embd = r.u32("fastconformer.joint.n_embd");
+    hp.dec_n_embd = hparam_u32_in(r, "fastconformer.decoder.n_embd", 1, MAX_WIDTH);
+    hp.dec_n_layer = hparam_u32_in(r, "fastconformer.decoder.n_layer", 1, 16);
+    hp.joint_n_embd = hparam_u32_in(r, "fastconformer.joint.n_embd", 1, MAX_WIDTH);
     const std::string act = r.str("fastconformer.joint.activation");
     if (act == "relu") {
         hp.joint_act = fc_activation::FC_ACTIVATION_RELU;
@@ -68,61 +78,25 @@ void read_hparams(const hparam_reader & r, fc_hparams & hp) {
     } else if (act == "sigmoid") {
         hp.joint_act = fc_activation::FC_ACTIVATION_SIGMOID;
     } else {
-        throw std::runtime_error("unknown joint activation '" + act + "' (relu, tanh or sigmoid)");
+        throw std::runtime_error("model key 'fastconformer.joint.activation' = '" + act +
+                                 "' is not relu, tanh or sigmoid");
     }
-    hp.n_vocab = r.u32("fastconformer.n_vocab");
-    hp.blank_id = r.u32("fastconformer.blank_id");
-    hp.max_symbols = r.u32("fastconformer.max_symbols_per_step");
+    hp.n_vocab = hparam_u32_in(r, "fastconformer.n_vocab", 2, MAX_VOCAB);
+    hp.blank_id = hparam_u32_in(r, "fastconformer.blank_id", 0, hp.n_vocab - 1);
+    hp.max_symbols = hparam_u32_in(r, "fastconformer.max_symbols_per_step", 1, 100);
 
     if (r.has("fastconformer.prompt.n_prompts")) {
-        hp.n_prompts = r.u32("fastconformer.prompt.n_prompts");
-        hp.prompt_n_ff = r.u32("fastconformer.prompt.n_ff");
-        hp.prompt_default = r.u32("fastconformer.prompt.default_id");
+        hp.n_prompts = hparam_u32_in(r, "fastconformer.prompt.n_prompts", 1, 4096);
+        hp.prompt_n_ff = hparam_u32_in(r, "fastconformer.prompt.n_ff", 1, 4 * MAX_WIDTH);
+        hp.prompt_default = hparam_u32_in(r, "fastconformer.prompt.default_id", 0, hp.n_prompts - 1);
         hp.prompt_names = r.str_array("fastconformer.prompt.names");
         hp.prompt_ids = r.u32_array("fastconformer.prompt.ids");
-    }
-
-    // Every value the engine cannot run is refused here, before anything is allocated.
-    need(hp.sample_rate == 16000, "sample_rate must be 16000");
-    check_range(hp.n_fft, 16, 8192, "n_fft");
-    check_range(hp.win_length, 2, hp.n_fft, "win_length");
-    need((hp.n_fft - hp.win_length) % 2 == 0, "n_fft - win_length must be even (the window is centred)");
-    check_range(hp.hop_length, 1, hp.n_fft, "hop_length");
-    check_range(hp.n_mel, 1, 1024, "n_mel");
-    need(hp.preemphasis >= 0.0f && hp.preemphasis < 1.0f, "preemphasis must be in [0, 1)");
-    need(hp.log_guard > 0.0f, "log_guard must be positive");
-    check_range(hp.n_embd, 1, MAX_WIDTH, "encoder.n_embd");
-    check_range(hp.n_layer, 1, MAX_LAYERS, "encoder.n_layer");
-    check_range(hp.n_head, 1, hp.n_embd, "encoder.n_head");
-    need(hp.n_embd % hp.n_head == 0, "encoder n_embd must be a multiple of n_head");
-    need(hp.head_dim() % 2 == 0 || hp.n_head == 1, "encoder head_dim must be even");
-    need(hp.n_embd % 2 == 0, "encoder n_embd must be even (sin/cos position pairs)");
-    check_range(hp.n_ff, 1, 4 * MAX_WIDTH, "encoder.n_ff");
-    check_range(hp.conv_kernel, 1, 255, "encoder.conv_kernel");
-    need(hp.conv_kernel % 2 == 1, "encoder conv_kernel must be odd");
-    need(hp.norm_eps > 0.0f && hp.norm_eps < 1.0f, "norm_eps must be in (0, 1)");
-    need(hp.xscale > 0.0f, "xscale must be positive");
-    need(hp.sub_kernel == 3 && hp.sub_stride == 2, "only 3x3 stride-2 subsampling is supported");
-    need(hp.sub_factor == 2 || hp.sub_factor == 4 || hp.sub_factor == 8 || hp.sub_factor == 16,
-         "subsampling_factor must be 2, 4, 8 or 16");
-    check_range(hp.sub_channels, 1, 4096, "encoder.subsampling_channels");
-    need(hp.sub_freq_out() >= 1, "no mel bins left after subsampling");
-    check_range(hp.left_context, 0, MAX_CONTEXT, "encoder.left_context");
-    need(!hp.lookaheads.empty() && hp.lookaheads.size() <= 16, "lookaheads must list 1 to 16 right contexts");
-    for (uint32_t r0 : hp.lookaheads) check_range(r0, 0, 64, "encoder.lookaheads[]");
-    check_range(hp.dec_n_embd, 1, MAX_WIDTH, "decoder.n_embd");
-    check_range(hp.dec_n_layer, 1, 16, "decoder.n_layer");
-    check_range(hp.joint_n_embd, 1, MAX_WIDTH, "joint.n_embd");
-    check_range(hp.n_vocab, 2, MAX_VOCAB, "n_vocab");
-    need(hp.blank_id < hp.n_vocab, "blank_id must be below n_vocab");
-    check_range(hp.max_symbols, 1, 1000, "max_symbols_per_step");
-    if (hp.n_prompts > 0) {
-        check_range(hp.n_prompts, 1, 4096, "prompt.n_prompts");
-        check_range(hp.prompt_n_ff, 1, 4 * MAX_WIDTH, "prompt.n_ff");
-        need(hp.prompt_default < hp.n_prompts, "prompt default_id must be below n_prompts");
-        need(!hp.prompt_names.empty() && hp.prompt_names.size() == hp.prompt_ids.size(),
-             "prompt names and ids must be non-empty lists of the same length");
-        for (uint32_t id : hp.prompt_ids) need(id < hp.n_prompts, "a prompt id is not below n_prompts");
+        hparam_require(!hp.prompt_names.empty() && hp.prompt_names.size() == hp.prompt_ids.size(),
+                       "fastconformer.prompt.names", (double) hp.prompt_names.size(),
+                       "names and ids must be non-empty lists of the same length");
+        for (uint32_t id : hp.prompt_ids) {
+            hparam_require(id < hp.n_prompts, "fastconformer.prompt.ids", id, "a prompt id is not below n_prompts");
+        }
     }
 }
 
@@ -309,15 +283,34 @@ std::unique_ptr<stream> fc_model::new_stream(const stream_options & opts) const 
     return std::make_unique<fc_stream>(std::static_pointer_cast<const fc_model>(shared_from_this()), opts);
 }
 
-std::shared_ptr<const model> fc_model_load(gguf_file & f, const model_load_options & opts) {
-    auto m = std::make_shared<fc_model>();
-    hparam_reader r(f.gguf);
-    const std::string name = r.has("general.name") ? r.str("general.name") : "";
+namespace {
+
+std::string read_variant(const hparam_reader & r) {
     const std::string variant = r.str("fastconformer.variant");
     if (variant != "nemotron_asr_streaming" && variant != "nemotron3_5_asr" && variant != "parakeet_eou") {
         throw std::runtime_error("unknown FastConformer variant '" + variant + "'");
     }
+    return variant;
+}
+
+} // namespace
+
+void fc_metadata_check(const hparam_reader & r) {
+    read_variant(r);
+    fc_hparams hp;
+    read_hparams(r, hp);
+    fc_vocab voc;
+    voc.load(r.context(), hp.n_vocab, hp.blank_id);
+}
+
+std::shared_ptr<const model> fc_model_load(gguf_file & f, const model_load_options & opts) {
+    auto m = std::make_shared<fc_model>();
+    hparam_reader r(f.gguf);
+    const std::string name = r.has("general.name") ? r.str("general.name") : "";
+    const std::string variant = read_variant(r);
     read_hparams(r, m->hp);
+    hparam_check_layers(f.gguf, "fastconformer.encoder.n_layer", m->hp.n_layer, "enc.blk.", "attn_norm.weight");
+    hparam_check_layers(f.gguf, "fastconformer.decoder.n_layer", m->hp.dec_n_layer, "dec.lstm.", "w_ih");
     m->voc.load(f.gguf, m->hp.n_vocab, m->hp.blank_id);
     m->ctx_w = f.release_tensors();
     bind_weights(*m); // every shape is checked before anything is allocated

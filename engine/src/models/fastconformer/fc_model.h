@@ -171,6 +171,10 @@ struct fc_model : public model_base {
 };
 
 class gguf_file;
+class hparam_reader;
+
+// Every hyper-parameter and tokenizer rule of fc_model_load() on the keys alone (no tensors).
+void fc_metadata_check(const hparam_reader & r);
 
 // Reads a `fastconformer_rnnt` file (engine/GGUF.md): hyper-parameters, vocabulary, weights.
 std::shared_ptr<const model> fc_model_load(gguf_file & f, const model_load_options & opts);

@@ -2,6 +2,7 @@
 #include "voxtral_model.h"
 
 #include "gguf_file.h"
+#include "hparam_bounds.h"
 #include "voxtral_stream.h"
 
 #include <stdexcept>
@@ -13,61 +14,60 @@ namespace captionist {
 namespace {
 
 constexpr int TOKEN_MS = 80;
-constexpr int MAX_DELAY_TOKENS = 30; // 2400 ms
+constexpr uint32_t MAX_DELAY_TOKENS = 30; // 2400 ms
 
+constexpr uint32_t MAX_LAYERS = 256;
+constexpr uint32_t MAX_WIDTH = 1u << 16;
+constexpr uint32_t MAX_HEADS = 1024;
+constexpr uint32_t MAX_PAD_TOKENS = 256;
+constexpr float MAX_THETA = 1e10f;
+
+// Every value the engine cannot run is refused here, naming its key (ranges: engine/GGUF.md).
 void read_hparams(const hparam_reader & r, model_hparams & hp) {
-    hp.sample_rate = r.u32("voxtral.audio.sample_rate");
-    hp.n_fft = r.u32("voxtral.audio.n_fft");
-    hp.hop_length = r.u32("voxtral.audio.hop_length");
-    hp.n_mel = r.u32("voxtral.audio.n_mel");
-    hp.global_log_mel_max = r.f32("voxtral.audio.global_log_mel_max");
-    hp.mel_frames_per_token = r.u32("voxtral.audio.mel_frames_per_token");
-    hp.downsample_factor = r.u32("voxtral.audio.downsample_factor");
-    hp.n_left_pad_tokens = r.u32("voxtral.audio.n_left_pad_tokens");
-    hp.n_right_pad_extra_tokens = r.u32("voxtral.audio.n_right_pad_extra_tokens");
-    hp.default_num_delay_tokens = r.u32("voxtral.default_num_delay_tokens");
-    hp.time_embedding_theta = r.f32("voxtral.time_embedding_theta");
+    hp.sample_rate = hparam_u32_in(r, "voxtral.audio.sample_rate", 16000, 16000);
+    hp.n_fft = hparam_u32_in(r, "voxtral.audio.n_fft", 16, 8192);
+    hp.hop_length = hparam_u32_in(r, "voxtral.audio.hop_length", 1, hp.n_fft);
+    hp.n_mel = hparam_u32_in(r, "voxtral.audio.n_mel", 1, 1024);
+    hp.global_log_mel_max = hparam_f32_in(r, "voxtral.audio.global_log_mel_max", 0.0f, 20.0f);
+    hp.mel_frames_per_token = hparam_u32_in(r, "voxtral.audio.mel_frames_per_token", 2, 32);
+    hp.downsample_factor = hparam_u32_in(r, "voxtral.audio.downsample_factor", 1, 16);
+    hparam_require(hp.mel_frames_per_token == 2 * hp.downsample_factor, "voxtral.audio.mel_frames_per_token",
+                   hp.mel_frames_per_token, "must be 2 * downsample_factor (the conv stem halves the mel frames)");
+    hp.n_left_pad_tokens = hparam_u32_in(r, "voxtral.audio.n_left_pad_tokens", 0, MAX_PAD_TOKENS);
+    hp.n_right_pad_extra_tokens = hparam_u32_in(r, "voxtral.audio.n_right_pad_extra_tokens", 0, MAX_PAD_TOKENS);
+    hp.default_num_delay_tokens = hparam_u32_in(r, "voxtral.default_num_delay_tokens", 1, MAX_DELAY_TOKENS);
+    hp.time_embedding_theta = hparam_f32_in(r, "voxtral.time_embedding_theta", 1.0f, MAX_THETA);
 
-    hp.enc_n_embd = r.u32("voxtral.encoder.n_embd");
-    hp.enc_n_layer = r.u32("voxtral.encoder.n_layer");
-    hp.enc_n_head = r.u32("voxtral.encoder.n_head");
-    hp.enc_head_dim = r.u32("voxtral.encoder.head_dim");
-    hp.enc_n_ff = r.u32("voxtral.encoder.n_ff");
-    hp.enc_rms_eps = r.f32("voxtral.encoder.rms_eps");
-    hp.enc_rope_theta = r.f32("voxtral.encoder.rope_theta");
-    hp.enc_sliding_window = r.u32("voxtral.encoder.sliding_window");
-
-    hp.dec_n_embd = r.u32("voxtral.decoder.n_embd");
-    hp.dec_n_layer = r.u32("voxtral.decoder.n_layer");
-    hp.dec_n_head = r.u32("voxtral.decoder.n_head");
-    hp.dec_n_head_kv = r.u32("voxtral.decoder.n_head_kv");
-    hp.dec_head_dim = r.u32("voxtral.decoder.head_dim");
-    hp.dec_n_ff = r.u32("voxtral.decoder.n_ff");
-    hp.dec_rms_eps = r.f32("voxtral.decoder.rms_eps");
-    hp.dec_rope_theta = r.f32("voxtral.decoder.rope_theta");
-    hp.dec_sliding_window = r.u32("voxtral.decoder.sliding_window");
-    hp.dec_max_position = r.u32("voxtral.decoder.max_position");
-    hp.dec_n_vocab = r.u32("voxtral.decoder.n_vocab");
-    hp.dec_ada_dim = r.u32("voxtral.decoder.ada_dim");
-
-    auto need = [](bool ok, const char * what) {
-        if (!ok) throw std::runtime_error(std::string("model hyper-parameters are inconsistent: ") + what);
-    };
-    need(hp.sample_rate == 16000, "sample_rate must be 16000");
-    need(hp.n_fft >= 2 && hp.hop_length > 0 && hp.n_mel > 0, "audio frontend sizes must be positive");
-    need(hp.mel_frames_per_token == 2 * hp.downsample_factor, "mel_frames_per_token must be 2 * downsample_factor");
-    need(hp.enc_n_embd && hp.enc_n_layer && hp.enc_n_head && hp.enc_head_dim && hp.enc_n_ff, "encoder sizes");
-    need(hp.enc_head_dim % 2 == 0 && hp.dec_head_dim % 2 == 0, "head_dim must be even");
-    need(hp.enc_sliding_window > 0 && hp.dec_sliding_window > 0, "sliding windows must be positive");
+    hp.enc_n_embd = hparam_u32_in(r, "voxtral.encoder.n_embd", 1, MAX_WIDTH);
+    hp.enc_n_layer = hparam_u32_in(r, "voxtral.encoder.n_layer", 1, MAX_LAYERS);
+    hp.enc_n_head = hparam_u32_in(r, "voxtral.encoder.n_head", 1, MAX_HEADS);
+    hp.enc_head_dim = hparam_u32_in(r, "voxtral.encoder.head_dim", 2, 1024);
+    hparam_require(hp.enc_head_dim % 2 == 0, "voxtral.encoder.head_dim", hp.enc_head_dim, "must be even (RoPE pairs)");
+    hp.enc_n_ff = hparam_u32_in(r, "voxtral.encoder.n_ff", 1, 4 * MAX_WIDTH);
+    hp.enc_rms_eps = hparam_f32_in(r, "voxtral.encoder.rms_eps", 1e-12f, 0.1f);
+    hp.enc_rope_theta = hparam_f32_in(r, "voxtral.encoder.rope_theta", 1.0f, MAX_THETA);
     // the KV rings hold a whole window: refuse sizes that could not be allocated anyway
-    need(hp.enc_sliding_window <= (1u << 16), "encoder sliding_window above 65536 is not supported");
-    need(hp.dec_sliding_window <= (1u << 17), "decoder sliding_window above 131072 is not supported");
-    need(hp.dec_max_position >= 1 + hp.n_left_pad_tokens + 30 + 16, "max_position is too small for the prompt");
-    need(hp.dec_n_embd && hp.dec_n_layer && hp.dec_n_head && hp.dec_n_head_kv && hp.dec_head_dim, "decoder sizes");
-    need(hp.dec_n_head % hp.dec_n_head_kv == 0, "n_head must be a multiple of n_head_kv");
-    need(hp.dec_n_embd % 2 == 0, "decoder n_embd must be even");
-    need(hp.dec_n_vocab > 0 && hp.dec_ada_dim > 0 && hp.dec_max_position > 0, "vocab/ada/max_position");
-    need(hp.default_num_delay_tokens >= 1, "default delay must be at least one token");
+    hp.enc_sliding_window = hparam_u32_in(r, "voxtral.encoder.sliding_window", 1, 1u << 16);
+
+    hp.dec_n_embd = hparam_u32_in(r, "voxtral.decoder.n_embd", 2, MAX_WIDTH);
+    hparam_require(hp.dec_n_embd % 2 == 0, "voxtral.decoder.n_embd", hp.dec_n_embd,
+                   "must be even (sin/cos time embedding)");
+    hp.dec_n_layer = hparam_u32_in(r, "voxtral.decoder.n_layer", 1, MAX_LAYERS);
+    hp.dec_n_head = hparam_u32_in(r, "voxtral.decoder.n_head", 1, MAX_HEADS);
+    hp.dec_n_head_kv = hparam_u32_in(r, "voxtral.decoder.n_head_kv", 1, hp.dec_n_head);
+    hparam_require(hp.dec_n_head % hp.dec_n_head_kv == 0, "voxtral.decoder.n_head_kv", hp.dec_n_head_kv,
+                   "must divide n_head (" + std::to_string(hp.dec_n_head) + ")");
+    hp.dec_head_dim = hparam_u32_in(r, "voxtral.decoder.head_dim", 2, 1024);
+    hparam_require(hp.dec_head_dim % 2 == 0, "voxtral.decoder.head_dim", hp.dec_head_dim, "must be even (RoPE pairs)");
+    hp.dec_n_ff = hparam_u32_in(r, "voxtral.decoder.n_ff", 1, 4 * MAX_WIDTH);
+    hp.dec_rms_eps = hparam_f32_in(r, "voxtral.decoder.rms_eps", 1e-12f, 0.1f);
+    hp.dec_rope_theta = hparam_f32_in(r, "voxtral.decoder.rope_theta", 1.0f, MAX_THETA);
+    hp.dec_sliding_window = hparam_u32_in(r, "voxtral.decoder.sliding_window", 1, 1u << 17);
+    // the prompt (BOS, left pad, the longest delay) and 16 tokens of speech must fit before a re-anchor
+    hp.dec_max_position = hparam_u32_in(r, "voxtral.decoder.max_position",
+                                        1 + hp.n_left_pad_tokens + MAX_DELAY_TOKENS + 16, 1u << 24);
+    hp.dec_n_vocab = hparam_u32_in(r, "voxtral.decoder.n_vocab", 2, 1u << 20);
+    hp.dec_ada_dim = hparam_u32_in(r, "voxtral.decoder.ada_dim", 1, 4096);
 }
 
 void bind_weights(voxtral_model & m) {
@@ -142,7 +142,7 @@ void fill_info(voxtral_model & m) {
     info.sample_rate = (int) hp.sample_rate;
     info.latencies_ms.clear();
     for (int d = 1; d <= 15; ++d) info.latencies_ms.push_back(d * TOKEN_MS);
-    info.latencies_ms.push_back(MAX_DELAY_TOKENS * TOKEN_MS);
+    info.latencies_ms.push_back((int) MAX_DELAY_TOKENS * TOKEN_MS);
     info.default_latency_ms = (int) hp.default_num_delay_tokens * TOKEN_MS;
     info.languages.clear(); // Voxtral recognises the language itself
     info.default_language.clear();
@@ -192,11 +192,20 @@ std::unique_ptr<stream> voxtral_model::new_stream(const stream_options & opts) c
                                             opts);
 }
 
+void voxtral_metadata_check(const hparam_reader & r) {
+    model_hparams hp;
+    read_hparams(r, hp);
+    tekken_vocab voc;
+    voc.load(r.context(), hp.dec_n_vocab);
+}
+
 std::shared_ptr<const model> voxtral_model_load(gguf_file & f, const model_load_options & opts) {
     auto m = std::make_shared<voxtral_model>();
     hparam_reader r(f.gguf);
     m->name = r.has("general.name") ? r.str("general.name") : "";
     read_hparams(r, m->hp);
+    hparam_check_layers(f.gguf, "voxtral.encoder.n_layer", m->hp.enc_n_layer, "enc.blk.", "attn_norm.weight");
+    hparam_check_layers(f.gguf, "voxtral.decoder.n_layer", m->hp.dec_n_layer, "dec.blk.", "attn_norm.weight");
     m->voc.load(f.gguf, m->hp.dec_n_vocab);
     m->ctx_w = f.release_tensors();
     bind_weights(*m); // every shape is checked before anything is allocated

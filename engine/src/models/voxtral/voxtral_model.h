@@ -130,6 +130,10 @@ struct voxtral_model : public model_base {
 };
 
 class gguf_file;
+class hparam_reader;
+
+// Every hyper-parameter and tokenizer rule of voxtral_model_load() on the keys alone (no tensors).
+void voxtral_metadata_check(const hparam_reader & r);
 
 // Reads a `voxtral_realtime` file (engine/GGUF.md): hyper-parameters, vocabulary, weights.
 std::shared_ptr<const model> voxtral_model_load(gguf_file & f, const model_load_options & opts);
