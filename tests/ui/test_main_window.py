@@ -54,7 +54,7 @@ def test_start_stop_restart_shows_transcript_and_overlay(app_parts, qtbot) -> No
     )
     assert win.rtf_label.text().startswith("RTF") and win.backend_label.text() == "backend: fake-cpu"
     _run_once(win, controller, fake_sd, qtbot)
-    assert win.transcript.plain_text().count("— USB Mic —") == 2
+    assert win.transcript.plain_text().count(" · USB Mic —") == 2
     assert model.finishes == 2
     assert win.transcript.find(want[-1]) and win.transcript.text.textCursor().selectedText() == want[-1]
     assert not win.transcript.find("not-there")

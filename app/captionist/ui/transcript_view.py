@@ -4,14 +4,25 @@ Usage::
 
     view = TranscriptView()
     view.append_update(update)   # CaptionUpdate; keeps following the end unless the user scrolled up
-    view.find("budget")          # selects the next match (wraps); False if none
+    view.find("budget")          # selects the next match (wraps); False and "No match" if none
+    view.begin_session("USB Mic") # "— 2024-05-01 10:00 · USB Mic —": each session starts with one
     view.copy_all()
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from captionist.pipeline.events import CaptionUpdate
 
@@ -27,8 +38,11 @@ class TranscriptView(QWidget):
         self.search.setClearButtonEnabled(True)
         find = QPushButton("Find")
         copy = QPushButton("Copy all")
+        self.find_status = QLabel()  # "No match" after a search that found nothing
+        self.find_status.setObjectName("hint")
         bar = QHBoxLayout()
         bar.addWidget(self.search, 1)
+        bar.addWidget(self.find_status)
         bar.addWidget(find)
         bar.addWidget(copy)
         layout = QVBoxLayout(self)
@@ -38,6 +52,7 @@ class TranscriptView(QWidget):
         self.search.returnPressed.connect(lambda: self.find(self.search.text()))
         find.clicked.connect(lambda: self.find(self.search.text()))
         copy.clicked.connect(self.copy_all)
+        self.search.textChanged.connect(lambda _: self.find_status.clear())
 
     def plain_text(self) -> str:
         return self.text.toPlainText()
@@ -68,19 +83,31 @@ class TranscriptView(QWidget):
         if update.final and not self.plain_text().endswith("\n"):
             self._append("\n")
 
-    def begin_session(self, title: str) -> None:
+    def begin_session(self, title: str, started: datetime | None = None) -> None:
+        """Start a new session's text under a line with its date, time (``started``, default now)
+        and sources ``title``."""
+        when = (started or datetime.now()).strftime("%Y-%m-%d %H:%M")
         if self.plain_text() and not self.plain_text().endswith("\n"):
             self._append("\n")
-        self._append(f"— {title} —\n")
+        if self.plain_text():
+            self._append("\n")  # a blank line between sessions
+        self._append(f"— {when} · {title} —\n")
 
     def find(self, needle: str) -> bool:
-        """Select the next occurrence of ``needle`` (case-insensitive), wrapping to the top."""
+        """Select the next occurrence of ``needle`` (case-insensitive), wrapping to the top; when
+        there is none, say "No match" beside the search field and keep the selection."""
         if not needle:
+            self.find_status.clear()
             return False
-        if self.text.find(needle):
-            return True
-        self.text.moveCursor(QTextCursor.MoveOperation.Start)
-        return self.text.find(needle, QTextDocument.FindFlag(0))
+        found = self.text.find(needle)
+        if not found:
+            cursor = self.text.textCursor()
+            self.text.moveCursor(QTextCursor.MoveOperation.Start)
+            found = self.text.find(needle, QTextDocument.FindFlag(0))
+            if not found:
+                self.text.setTextCursor(cursor)
+        self.find_status.setText("" if found else "No match")
+        return found
 
     def copy_all(self) -> None:
         QGuiApplication.clipboard().setText(self.plain_text())
