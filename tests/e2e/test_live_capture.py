@@ -29,7 +29,7 @@ from typing import NoReturn
 import pytest
 
 from captionist import paths
-from captionist.transcript import parse, read_journal
+from captionist.transcript import parse
 from tests.e2e.pulse_server import PulseServer, PulseUnavailable
 
 pytestmark = pytest.mark.e2e
@@ -133,12 +133,9 @@ def test_live_captures_speech_from_the_monitor(pulse: PulseServer, model: Path, 
     assert "captionist: error" not in stderr, stderr  # rc 1 covers a failed session
     assert f"listening to Monitor of {SINK}" in stderr
 
-    # The engine's output for this capture: committed tokens in the session journal, and the
-    # captions printed to the terminal.
-    journals = list(tmp_path.glob("*.journal.jsonl"))
-    assert len(journals) == 1, sorted(p.name for p in tmp_path.iterdir())
-    tokens = read_journal(journals[0]).tokens
-    assert tokens, "the engine emitted nothing for the captured speech"
+    # The engine's output for this capture: the captions printed to the terminal; the session's
+    # journal is removed once its transcript is complete.
+    assert not list(tmp_path.glob("*.journal.jsonl")), sorted(p.name for p in tmp_path.iterdir())
     assert stdout.strip(), "no captions were printed"
 
     captions = parse("srt", output.read_text(encoding="utf-8"))
