@@ -193,3 +193,40 @@ def test_stop_closes_devices_before_the_final_flush(fake_sd: FakeSoundDevice) ->
     stream.close = close  # type: ignore[method-assign]
     cap.stop()
     assert running_while_closing == [True] and stream.closed and not cap.running
+
+
+def test_captured_samples_counts_queued_audio_at_16k_but_not_overruns(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=48000, channels=2)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, queue_seconds=0.1, block_ms=20)  # 5 blocks
+    cap.start()
+    stream = fake_sd.streams[-1]
+    assert stream.done.wait(5) and cap.captured_samples() == 0
+    for _ in range(3):
+        stream.push(np.zeros((960, 2), np.float32))  # 20 ms at 48 kHz, not read yet
+    assert cap.captured_samples() == 3 * 320  # what waits in the capture queue counts
+    cap.read(0)
+    assert cap.captured_samples() == 3 * 320  # reading moves it nowhere: it counts capture
+    for _ in range(8):
+        stream.push(np.zeros((960, 2), np.float32))
+    assert cap.overruns() == 3 and cap.captured_samples() == 8 * 320  # lost blocks never wait
+    cap.stop()
+    _drain(cap)
+    stream.push(np.zeros((960, 2), np.float32))  # a callback racing Stop: dropped, not counted
+    assert cap.read(0) is None and cap.captured_samples() == 8 * 320
+
+
+def test_captured_samples_survive_a_device_reconnect(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("USB Mic", rate=16000, channels=1)
+    now = [0.0]
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, reconnect_interval_s=1.0, clock=lambda: now[0])
+    cap.start()
+    fake_sd.streams[-1].push(np.zeros(1600, np.float32))
+    fake_sd.disconnect("USB Mic")
+    cap.read(0)
+    fake_sd.reconnect("USB Mic")
+    now[0] = 2.0
+    cap.read(0)
+    assert cap.poll_events()[-1] == "audio source 'USB Mic' is back"
+    fake_sd.streams[-1].push(np.zeros(800, np.float32))
+    assert cap.captured_samples() == 2400
+    cap.stop()

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QThread, Slot
 
 from captionist.audio.capture import Capture
 from captionist.audio.devices import Source
-from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.events import AudioGap, CaptionUpdate, GapReason, SessionSummary, WorkerStats
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from tests.conftest import speech_like
 from tests.fakes.fake_engine import FakeModel, expected_words
@@ -137,24 +137,11 @@ def test_load_shedding_drops_oldest_audio_beyond_max_lag(qtbot) -> None:
     summary = run.wait()
     assert summary.dropped_ms == 9000 and model.fed_samples == 16000
     assert run.notices == ["transcription fell behind: skipped 9.0 s of audio"]
+    gaps = [c.gap for c in run.captions if c.gap is not None]
+    assert gaps == list(summary.gaps) == [AudioGap(0, 9000, GapReason.FELL_BEHIND)]  # the oldest audio
     times = [t.time_ms for c in run.captions for t in c.new_tokens]
     assert times == list(range(9000, 10000, 80))  # kept audio stays on the session clock
     assert run.stats[-1].dropped_ms == 9000
-
-
-def test_slow_engine_reports_lag_and_sheds(qtbot) -> None:
-    control = WorkerControl()
-    model = FakeModel(slowdown=3.0)  # three times slower than real time
-    chunk = speech_like(16000, [(0.16, True)])
-    # Each read delivers 480 ms while each feed of 160 ms costs 480 ms: the backlog grows like a
-    # real-time device feeding an engine that cannot keep up.
-    source = ListSource([np.concatenate([chunk] * 3)] * 4, control)
-    policy = LoadPolicy(max_lag_ms=320, keep_ms=160, max_feed_ms=160, stats_interval_s=0.0)
-    run = Run(qtbot, model, source, control, policy=policy)
-    summary = run.wait()
-    assert summary.dropped_ms > 0
-    assert max(s.rtf for s in run.stats) > 1.0
-    assert max(s.lag_ms for s in run.stats) >= 320
 
 
 def test_engine_error_reaches_ui_and_thread_ends(qtbot) -> None:

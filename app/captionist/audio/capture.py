@@ -9,11 +9,17 @@ Usage::
     cap.stop()                                  # closes devices; queued audio stays readable
     while (pcm := cap.read(0)) is not None: ... # drain what was already captured
 
-Threads: the PortAudio callback only copies the block into a bounded queue (overruns are counted,
-never waited on). Everything else - downmix, soxr resampling, mixing, levels, silence tracking and
-device-loss recovery - happens in ``read`` on the one consumer thread (the inference worker).
-``start``/``stop`` belong to the controlling thread; ``levels``/``silent_seconds`` may be read from
-any thread.
+Threads: the PortAudio callback only copies the block into a bounded queue and counts its frames
+(overruns are counted, never waited on). Everything else - downmix, soxr resampling, mixing,
+levels, silence tracking and device-loss recovery - happens in ``read`` on the one consumer thread
+(the inference worker).
+``start``/``stop`` belong to the controlling thread; ``levels``/``silent_seconds``/``captured_samples``
+may be read from any thread.
+
+Backlog accounting: ``captured_samples()`` counts, in 16 kHz samples, the audio the callbacks
+accepted into the queue (blocks lost to an overrun are not counted), so the audio waiting in the
+queue is ``captured_samples()`` minus what ``read`` has returned; the lag meter
+(``captionist.pipeline.lag``) uses it to see audio pile up while the consumer is busy.
 
 Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_callback``) the source
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
@@ -67,6 +73,7 @@ class SourceStream:
         self._stopping = False
         self.ended = threading.Event()
         self.overruns = 0
+        self.accepted_frames = 0  # device-rate frames the callback put into the queue
         self.channels = max(1, min(2, source.channels))
         self.rate = int(source.samplerate) or SAMPLE_RATE
         self._resampler = self._new_resampler()
@@ -85,6 +92,8 @@ class SourceStream:
             self._queue.put_nowait(indata.copy())
         except queue.Full:
             self.overruns += 1
+        else:
+            self.accepted_frames += frames
 
     def _finished(self) -> None:
         if not self._stopping:
@@ -147,6 +156,10 @@ class SourceStream:
     def pending(self) -> bool:
         return not self._queue.empty()
 
+    def captured_samples(self) -> int:
+        """Frames accepted so far, in 16 kHz samples (any thread)."""
+        return self.accepted_frames * SAMPLE_RATE // self.rate
+
 
 class Capture:
     def __init__(
@@ -170,10 +183,12 @@ class Capture:
         self._levels: dict[str, float] = {s.id: -math.inf for s in sources}
         self._silent_samples: dict[str, int] = {s.id: 0 for s in sources}
         self._lost: dict[str, float] = {}  # source id -> next reconnect time
+        self._captured_before: dict[str, int] = {s.id: 0 for s in sources}  # by streams replaced
         self._events: deque[str] = deque(maxlen=100)
         self._reconnect_s, self._clock = reconnect_interval_s, clock
         self._running = False
         self._flushed = False
+        self._captured_final: int | None = None  # the count at the final flush
         self._idle = threading.Event()
 
     @property
@@ -216,6 +231,15 @@ class Capture:
     def overruns(self) -> int:
         return sum(st.overruns for st in self._streams)
 
+    def captured_samples(self) -> int:
+        """16 kHz samples captured so far, queued ones included (any thread): the longest source,
+        since the mixer's output follows it. Counts survive a device reconnect; a block that races
+        Stop after the final flush is dropped, so it is not counted either."""
+        if self._captured_final is not None:
+            return self._captured_final
+        streams = list(self._streams)
+        return max(self._captured_before[st.source.id] + st.captured_samples() for st in streams)
+
     def poll_events(self) -> list[str]:
         """Messages about lost / recovered devices since the last call."""
         out = []
@@ -245,6 +269,7 @@ class Capture:
                     continue
                 fresh.source = st.source  # keep the id the mixer knows
                 self._streams[i] = fresh
+                self._captured_before[sid] += st.captured_samples()  # the lost stream takes no more
                 del self._lost[sid]
                 self._events.append(f"audio source {st.source.name!r} is back")
 
@@ -264,6 +289,7 @@ class Capture:
         final = not self._running and not self._flushed
         if final:
             self._flushed = True
+            self._captured_final = self.captured_samples()
         for st in self._streams:
             pcm = st.drain(final=final)
             if pcm.size:

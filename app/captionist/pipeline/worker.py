@@ -14,11 +14,17 @@ Channels: audio arrives through ``source.read`` (the capture's queue), control t
 ``WorkerControl`` (an Event and a locked slot), results leave as signals carrying dataclasses from
 ``captionist.pipeline.events``.
 
-Load-shedding policy (``LoadPolicy``): while running, if more than ``max_lag_ms`` of audio waits
-to be fed, the oldest waiting audio is dropped so that ``keep_ms`` remains; the drop is reported
-as a notice and counted in ``WorkerStats.dropped_ms``, and later token times are shifted by the
-dropped amount so they stay on the session clock. Shedding never happens after Stop: everything
-captured before Stop is fed and ``finish`` is called, so nothing already spoken is lost.
+Falling behind (``captionist.pipeline.lag``): the worker publishes its sample counts as a
+``Ledger`` (``worker.ledger``, any thread), from which a ``LagMeter`` computes the true lag even
+while the worker is blocked in ``feed``. Between feeds a ``LoadGovernor`` decides, from the backlog
+(audio waiting to be fed): first the stream moves to a larger latency (cheaper per second of
+audio), announced as a notice; the user's latency comes back once it has kept up for a while; only
+past ``max_lag_ms`` is the oldest waiting audio dropped so that ``keep_ms`` remains. A drop first
+closes the stream segment (so every word of the audio before it comes out before the mark), then
+is sent as a ``CaptionUpdate`` whose ``gap`` says which stretch of the session was skipped, a
+notice, and counted in ``WorkerStats.dropped_ms``; later token times are shifted by the dropped
+amount so they stay on the session clock. Shedding never happens after Stop: everything captured
+before Stop is fed and ``finish`` is called, so nothing already spoken is lost.
 
 Latency or language change: ``Stream.set_latency`` / ``set_language`` finish the current segment
 (committing its text) and continue in a new one; the session text and clock keep going. A value
@@ -36,30 +42,38 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from captionist.engine import SAMPLE_RATE, StreamUpdate
-from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.events import AudioGap, CaptionUpdate, GapReason, SessionSummary, WorkerStats
+from captionist.pipeline.lag import (
+    LagMeter,
+    Ledger,
+    LoadAction,
+    LoadDecision,
+    LoadGovernor,
+    LoadPolicy,
+    ms_of,
+    samples_of,
+)
 from captionist.pipeline.signals import emit
 from captionist.pipeline.utterance import utterance_ends
 
+__all__ = ["AudioSource", "InferenceWorker", "LoadPolicy", "WorkerControl"]
+
 
 class AudioSource(Protocol):
+    """``read``/``poll_events`` on the worker thread. A source may also offer
+    ``captured_samples() -> int`` (any thread: 16 kHz samples captured so far, queued ones included),
+    which makes the lag include what waits in its queue."""
+
     def read(self, timeout: float = 0.0) -> np.ndarray | None: ...
 
     def poll_events(self) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class LoadPolicy:
-    max_lag_ms: int = 4000
-    keep_ms: int = 1000
-    max_feed_ms: int = 960
-    stats_interval_s: float = 0.25
 
 
 class WorkerControl:
@@ -86,10 +100,6 @@ class WorkerControl:
             return changes
 
 
-def _ms(samples: int) -> int:
-    return samples * 1000 // SAMPLE_RATE
-
-
 class InferenceWorker(QObject):
     caption = Signal(object)  # CaptionUpdate
     stats = Signal(object)  # WorkerStats
@@ -106,12 +116,19 @@ class InferenceWorker(QObject):
         policy: LoadPolicy | None = None,
         *,
         language: str | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         super().__init__()
         self._provider, self._source, self._control = model_provider, source, control
         self._latency_ms, self._language = latency_ms, language
         self._eou_id = -1
         self._policy = policy or LoadPolicy()
+        self._clock = clock
+        self._governor = LoadGovernor(self._policy, (), latency_ms)
+        self._ledger = Ledger(latency_ms=latency_ms, chosen_latency_ms=latency_ms)
+        captured = getattr(source, "captured_samples", None)
+        self._meter = LagMeter(self._policy, captured or (lambda: 0), lambda: self._ledger)
+        self._gaps: list[AudioGap] = []
         self._backlog: list[np.ndarray] = []
         self._backlog_samples = 0
         self._base_text = ""  # session text committed by earlier stream segments
@@ -120,10 +137,28 @@ class InferenceWorker(QObject):
         self._revision = 0
         self._audio_samples = 0
         self._dropped_ms = 0
-        self._engine_lag_ms = 0
+        self._fed_samples = 0
+        self._shed_samples = 0
         self._rtf = 0.0
         self._backend = "?"
         self._last_stats = 0.0
+
+    @property
+    def ledger(self) -> Ledger:
+        """The worker's sample counts (any thread): one immutable value, replaced after each step."""
+        return self._ledger
+
+    def _publish(self, decoded: int | None = None, gap_end: int | None = None) -> None:
+        led = self._ledger
+        self._ledger = Ledger(
+            received=self._audio_samples,
+            fed=self._fed_samples,
+            decoded=led.decoded if decoded is None else decoded,
+            shed=self._shed_samples,
+            last_gap_end=led.last_gap_end if gap_end is None else gap_end,
+            latency_ms=self._latency_ms,
+            chosen_latency_ms=self._governor.chosen_ms,
+        )
 
     @Slot()
     def run(self) -> None:
@@ -138,9 +173,10 @@ class InferenceWorker(QObject):
             self.finished,
             SessionSummary(
                 text=self._base_text,
-                audio_ms=_ms(self._audio_samples),
+                audio_ms=ms_of(self._audio_samples),
                 dropped_ms=self._dropped_ms,
                 error=error,
+                gaps=tuple(self._gaps),
             ),
         )
 
@@ -149,8 +185,10 @@ class InferenceWorker(QObject):
         info = getattr(model, "info", {}) or {}
         self._backend = str(info.get("backend", "?"))
         self._eou_id = int(info.get("eou_id", -1))
+        latencies = info.get("latencies_ms") or getattr(model, "latencies_ms", ()) or ()
+        self._governor = LoadGovernor(self._policy, [int(x) for x in latencies], self._latency_ms)
         stream = model.stream(self._latency_ms, self._language)
-        max_feed = self._policy.max_feed_ms * SAMPLE_RATE // 1000
+        max_feed = samples_of(self._policy.max_feed_ms)
         while True:
             stopping = self._control.stop.is_set()
             chunk = self._source.read(0.0 if self._backlog or stopping else 0.05)
@@ -158,34 +196,41 @@ class InferenceWorker(QObject):
                 self._backlog.append(chunk)
                 self._backlog_samples += chunk.size
                 self._audio_samples += chunk.size
+                self._publish()
             for message in self._source.poll_events():
                 emit(self.notice, message)
             if stopping and chunk is None and not self._backlog:
                 break
-            if not stopping:
-                self._shed()
             self._apply(stream, self._control.take_changes())
+            if not stopping:
+                self._govern(stream)
             if self._backlog:
                 pcm = self._take(max_feed)
-                t0 = time.perf_counter()
+                self._fed_samples += pcm.size
+                self._publish()
+                t0 = self._clock()
                 update = stream.feed(pcm)
-                spent = time.perf_counter() - t0
+                spent = self._clock() - t0
                 self._rtf = 0.7 * self._rtf + 0.3 * (spent / (pcm.size / SAMPLE_RATE))
                 self._handle(update, final=False)
-            if time.perf_counter() - self._last_stats >= self._policy.stats_interval_s:
+            if self._clock() - self._last_stats >= self._policy.stats_interval_s:
                 self._emit_stats()
         self._handle(stream.finish(), final=True)
 
     def _apply(self, stream: Any, changes: dict[str, Any]) -> None:
         """Switch latency and/or language between feeds (each switch closes a stream segment)."""
         latency = changes.get("latency_ms")
-        if latency is not None and latency != self._latency_ms:
+        if latency is not None and latency == self._latency_ms:
+            self._governor.choose(latency)  # e.g. the latency the policy had raised to
+            self._publish()
+        elif latency is not None:
             try:
                 update = stream.set_latency(latency)
             except ValueError as exc:
                 emit(self.error, str(exc))
             else:
                 self._latency_ms = latency
+                self._governor.choose(latency)
                 self._handle(update, final=False)
                 emit(self.notice, f"latency set to {latency} ms")
         if "language" in changes and changes["language"] != self._language:
@@ -206,20 +251,53 @@ class InferenceWorker(QObject):
         self._backlog_samples = rest.size
         return head
 
-    def _shed(self) -> None:
-        if _ms(self._backlog_samples) <= self._policy.max_lag_ms:
+    def _govern(self, stream: Any) -> None:
+        """Apply the load policy's decision for the current backlog (between feeds, not after Stop)."""
+        decision = self._governor.decide(self._backlog_samples, self._audio_samples)
+        if decision.action == LoadAction.SHED:
+            self._shed(stream, decision.shed_samples)
+        elif decision.action != LoadAction.NONE:
+            self._switch_latency(stream, decision)
+
+    def _switch_latency(self, stream: Any, decision: LoadDecision) -> None:
+        latency = decision.latency_ms
+        assert latency is not None
+        try:
+            update = stream.set_latency(latency)
+        except ValueError as exc:  # a choice the model listed but refused: keep going as we are
+            emit(self.error, str(exc))
             return
+        self._latency_ms = latency
+        self._governor.applied(decision, self._audio_samples)
+        self._handle(update, final=False)
+        if decision.action == LoadAction.RAISE_LATENCY:
+            emit(self.notice, f"transcription is falling behind: latency raised to {latency} ms to keep up")
+        else:
+            emit(self.notice, f"transcription keeps up again: latency back to {latency} ms")
+
+    def _shed(self, stream: Any, n: int) -> None:
+        """Drop the oldest ``n`` waiting samples and report them as a gap in the session."""
+        # Close the segment first: the words of the audio already fed come out before the mark,
+        # and the model does not see the two sides of the gap as one stretch of speech.
+        self._handle(stream.set_latency(self._latency_ms), final=False)
         pcm = np.concatenate(self._backlog)
-        keep = self._policy.keep_ms * SAMPLE_RATE // 1000
-        dropped = pcm.size - keep
-        self._backlog = [pcm[dropped:]]
-        self._backlog_samples = keep
-        self._dropped_ms += _ms(dropped)
-        self._offset_ms += _ms(dropped)
-        emit(self.notice, f"transcription fell behind: skipped {dropped / SAMPLE_RATE:.1f} s of audio")
+        start = self._audio_samples - pcm.size
+        self._backlog = [pcm[n:]] if pcm.size > n else []
+        self._backlog_samples = pcm.size - n
+        gap = AudioGap(ms_of(start), ms_of(start + n), GapReason.FELL_BEHIND)
+        self._gaps.append(gap)
+        self._shed_samples += n
+        self._dropped_ms = ms_of(self._shed_samples)
+        self._offset_ms = self._dropped_ms
+        self._publish(decoded=self._fed_samples, gap_end=start + n)
+        emit(self.notice, f"transcription fell behind: skipped {n / SAMPLE_RATE:.1f} s of audio")
+        emit(
+            self.caption,
+            CaptionUpdate(revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap),
+        )
 
     def _handle(self, update: StreamUpdate, final: bool) -> None:
-        self._engine_lag_ms = update.lag_ms
+        self._publish(decoded=self._fed_samples - samples_of(update.lag_ms))
         new_text = update.text[self._stream_text_len :]
         self._stream_text_len = len(update.text)
         if new_text:
@@ -241,16 +319,21 @@ class InferenceWorker(QObject):
             )
 
     def _emit_stats(self) -> None:
-        self._last_stats = time.perf_counter()
+        self._last_stats = self._clock()
+        lag = self._meter.read()
         emit(
             self.stats,
             WorkerStats(
                 backend=self._backend,
                 rtf=round(self._rtf, 3),
-                lag_ms=_ms(self._backlog_samples) + self._engine_lag_ms,
+                lag_ms=lag.lag_ms,
                 dropped_ms=self._dropped_ms,
-                audio_ms=_ms(self._audio_samples),
+                audio_ms=ms_of(self._audio_samples),
                 latency_ms=self._latency_ms,
                 language=self._language,
+                lag_state=lag.state,
+                backlog_ms=lag.backlog_ms,
+                shed_in_s=lag.shed_in_s,
+                chosen_latency_ms=lag.chosen_latency_ms,
             ),
         )
