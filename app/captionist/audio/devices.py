@@ -10,7 +10,14 @@ Usage::
 
 Ids: a PortAudio device is its index as a string (``"3"``); a PulseAudio/PipeWire source reached
 through the ALSA ``pulse`` plugin is ``"pulse:<source name>"`` and opens the ``pulse`` PortAudio
-device with ``PULSE_SOURCE`` set. On Windows, WASAPI loopback devices (``[Loopback]`` in the name)
+device with ``PULSE_SOURCE`` set.
+
+Sources are presented by what they are: a PulseAudio source by its description ("Built-in Audio
+Analog Stereo", "Monitor of …" for system audio), and the server's default source is the default
+(the one a first run ticks; never a monitor). ALSA's pseudo devices (``pulse``, ``default``,
+``sysdefault``, ``pipewire``, ``dsnoop`` …) are hidden when the PulseAudio sources are listed, since
+those are the same inputs under their real names; without PulseAudio they are renamed to say what
+they are ("Default input (ALSA)"). On Windows, WASAPI loopback devices (``[Loopback]`` in the name)
 are listed as ``loopback``. macOS exposes no system audio without a virtual device; see
 ``system_audio_note``.
 
@@ -20,14 +27,31 @@ it is imported lazily and a missing PortAudio becomes ``AudioUnavailable`` with 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-PactlRunner = Callable[[], "str | None"]
+PactlRunner = Callable[..., "str | None"]  # pactl("list", "sources") -> its output, None if unavailable
+
+# ALSA's virtual PCMs, as PortAudio lists them, and what each one is.
+ALSA_PSEUDO_DEVICES = {
+    "default": "Default input (ALSA)",
+    "sysdefault": "System default input (ALSA)",
+    "pulse": "Default input (PulseAudio)",
+    "pipewire": "Default input (PipeWire)",
+    "jack": "JACK input",
+    "dsnoop": "Shared input (ALSA dsnoop)",
+    "dmix": "Mixed output (ALSA dmix)",
+    "samplerate": "Resampled input (ALSA)",
+    "speexrate": "Resampled input (ALSA)",
+    "lavrate": "Resampled input (ALSA)",
+    "upmix": "Upmixed input (ALSA)",
+    "vdownmix": "Downmixed input (ALSA)",
+}
 
 
 class AudioUnavailable(RuntimeError):
@@ -68,26 +92,59 @@ def import_sounddevice() -> Any:
     return sounddevice
 
 
-def _run_pactl() -> str | None:
+def _run_pactl(*args: str) -> str | None:
     exe = shutil.which("pactl")
     if not exe:
         return None
+    env = {**os.environ, "LC_ALL": "C"}  # the field names are translated otherwise
     try:
-        out = subprocess.run([exe, "list", "short", "sources"], capture_output=True, text=True, timeout=3)
+        out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=3, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout if out.returncode == 0 else None
 
 
-def _pulse_sources(listing: str, pulse_device: int, rate: float) -> list[Source]:
+def parse_pactl_sources(listing: str) -> list[tuple[str, str]]:
+    """(name, description) of each source in ``pactl list sources`` output; the short format
+    (``pactl list short sources``) gives the name as the description."""
+    found: list[tuple[str, str]] = []
+    if "Source #" not in listing:
+        for line in listing.splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 2 and parts[1]:
+                found.append((parts[1], ""))
+        return found
+    name = description = ""
+    for line in listing.splitlines() + ["Source #end"]:
+        text = line.strip()
+        if text.startswith("Source #"):
+            if name:
+                found.append((name, description))
+            name = description = ""
+        elif text.startswith("Name: ") and not name:
+            name = text[len("Name: ") :].strip()
+        elif text.startswith("Description: ") and not description:
+            description = text[len("Description: ") :].strip()
+    return found
+
+
+def _default_pulse_source(info: str | None) -> str | None:
+    for line in (info or "").splitlines():
+        if line.startswith("Default Source: "):
+            return line[len("Default Source: ") :].strip() or None
+    return None
+
+
+def _pulse_sources(listing: str, default: str | None, pulse_device: int, rate: float) -> list[Source]:
     sources = []
-    for line in listing.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 2 or not parts[1]:
-            continue
-        name = parts[1]
+    for name, description in parse_pactl_sources(listing):
         monitor = name.endswith(".monitor")
-        pretty = f"Monitor of {name[: -len('.monitor')]}" if monitor else name
+        if description:
+            pretty = description
+            if monitor and not pretty.lower().startswith("monitor of "):
+                pretty = f"Monitor of {pretty}"
+        else:
+            pretty = f"Monitor of {name[: -len('.monitor')]}" if monitor else name
         sources.append(
             Source(
                 id=f"pulse:{name}",
@@ -96,17 +153,23 @@ def _pulse_sources(listing: str, pulse_device: int, rate: float) -> list[Source]
                 hostapi="PulseAudio",
                 channels=2,
                 samplerate=rate,
+                is_default=name == default and not monitor,
                 open_device=pulse_device,
                 env={"PULSE_SOURCE": name},
             )
         )
+    if sources and not any(s.is_default for s in sources):  # the server did not say: first microphone
+        first_input = next((i for i, s in enumerate(sources) if s.kind == "input"), None)
+        if first_input is not None:
+            sources[first_input] = replace(sources[first_input], is_default=True)
     return sources
 
 
 def list_sources(
     sd: Any = None, pactl: PactlRunner | None = _run_pactl, platform: str = sys.platform
 ) -> list[Source]:
-    """All capture sources: PortAudio inputs, then PulseAudio sources where available."""
+    """All capture sources: PortAudio inputs, then PulseAudio sources where available (ALSA's
+    pseudo devices hidden then, renamed otherwise)."""
     sd = sd or import_sounddevice()
     hostapis = [h["name"] for h in sd.query_hostapis()]
     try:
@@ -122,6 +185,8 @@ def list_sources(
         hostapi = hostapis[dev["hostapi"]] if 0 <= dev["hostapi"] < len(hostapis) else "?"
         if name == "pulse" and pulse_index is None:
             pulse_index = index
+        if hostapi == "ALSA" and name in ALSA_PSEUDO_DEVICES:
+            name = ALSA_PSEUDO_DEVICES[name]
         loopback = platform == "win32" and "[loopback]" in name.lower()
         monitor = name.lower().startswith("monitor of ") or name.endswith(".monitor")
         kind = "loopback" if loopback else "monitor" if monitor else "input"
@@ -138,10 +203,14 @@ def list_sources(
             )
         )
     if platform.startswith("linux") and pulse_index is not None and pactl is not None:
-        listing = pactl()
-        if listing:
-            rate = next(s.samplerate for s in result if s.open_device == pulse_index)
-            result.extend(_pulse_sources(listing, pulse_index, rate))
+        listing = pactl("list", "sources")
+        rate = next(s.samplerate for s in result if s.open_device == pulse_index)
+        default = _default_pulse_source(pactl("info")) if listing else None
+        pulse = _pulse_sources(listing, default, pulse_index, rate) if listing else []
+        if pulse:
+            pseudo = set(ALSA_PSEUDO_DEVICES.values())
+            result = [s for s in result if not (s.hostapi == "ALSA" and s.name in pseudo)]
+            result.extend(pulse)
     return result
 
 
