@@ -10,9 +10,11 @@ Usage::
     save_settings(s)
 
 Upgrades: unknown keys in the file are kept untouched (so a newer version's settings survive a
-downgrade) and missing keys take their defaults. A file that is not valid JSON, or holds values of
-the wrong type, falls back to defaults for what is unusable; ``LoadResult.notice`` says what
-happened, and a corrupt file is kept next to the original as ``settings.json.corrupt``.
+downgrade) and missing keys take their defaults. Every field is validated on its own (type and
+range: ``_RULES``); one that is unusable takes its default and the rest are kept. A file that
+cannot be read at all (not UTF-8, not JSON, nested too deeply, not an object) gives all defaults.
+``LoadResult.notice`` says what happened, and a copy of a bad file is kept beside it as
+``settings.json.bad``.
 
 Latency and language are remembered per model, keyed by the model's file name (a model offers
 its own choices). Files from before that hold one ``delay_ms`` (Voxtral's delay, then the only
@@ -24,12 +26,17 @@ default; nothing in the file can stop the app from starting.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from captionist import paths
+from captionist.transcript.render import FORMATS
 
 if TYPE_CHECKING:
     from captionist.models.info import ModelInfo
@@ -105,85 +112,177 @@ class LoadResult:
     notice: str | None = None
 
 
-# Mapping settings: the type of their values (keys are always strings).
-_MAP_VALUES: dict[str, type] = {"latency_ms": int, "language": str, "geometry": list}
+# --- validation: every field has a rule; a value that breaks it takes the field's default -------
+
+Rule = Callable[[Any], bool]
 
 
-def _clean_map(name: str, value: dict[Any, Any]) -> tuple[dict[str, Any], bool]:
-    """The entries of ``value`` with a string key and a value of the setting's type; False if any
-    entry had to be dropped."""
-    kind = _MAP_VALUES[name]
-    kept = {
-        k: v
-        for k, v in value.items()
-        if isinstance(k, str) and isinstance(v, kind) and not (kind is int and isinstance(v, bool))
-    }
-    if name == "geometry":  # [x, y, w, h] within what a window system takes
-        kept = {
-            k: v
-            for k, v in kept.items()
-            if len(v) == 4 and all(type(x) is int and abs(x) < 1 << 24 for x in v)
-        }
-    return kept, len(kept) == len(value)
+def _is_int(lo: int, hi: int) -> Rule:
+    return lambda v: type(v) is int and lo <= v <= hi
+
+
+def _is_float(lo: float, hi: float) -> Rule:
+    return lambda v: type(v) in (int, float) and math.isfinite(v) and lo <= v <= hi
+
+
+def _is_text(max_len: int) -> Rule:
+    return lambda v: isinstance(v, str) and len(v) <= max_len and "\0" not in v
+
+
+def _is_one_of(*choices: str) -> Rule:
+    return lambda v: isinstance(v, str) and v in choices
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_colour(v: Any) -> bool:
+    return isinstance(v, str) and bool(_COLOUR.fullmatch(v))
+
+
+def _is_geometry(v: Any) -> bool:
+    """[x, y, w, h] of a window on some screen: small coordinates, a positive size."""
+    if not (isinstance(v, list) and len(v) == 4 and all(type(x) is int for x in v)):
+        return False
+    x, y, w, h = v
+    return abs(x) <= MAX_COORD and abs(y) <= MAX_COORD and 1 <= w <= MAX_COORD and 1 <= h <= MAX_COORD
+
+
+def _is_text_list(v: Any) -> bool:
+    return isinstance(v, list) and len(v) <= 64 and all(_is_text(200)(x) for x in v)
+
+
+_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|[a-zA-Z]{1,32}")
+MAX_COORD = 32767  # what window systems take for a position or size
+MAX_LATENCY_MS = 60_000
+MAX_PATH = 4096
+# Where the overlay sits (``ui.overlay.POSITIONS`` plus "custom": dragged by the user).
+OVERLAY_POSITIONS = ("top", "bottom", "centre", "custom")
+MAX_EXTRA_DEPTH = 32  # unknown keys are kept only if nested no deeper (writing them back recurses)
+
+_RULES: dict[str, Rule] = {
+    "schema": _is_int(0, 1 << 16),
+    "sources": _is_text_list,
+    "model_path": _is_text(MAX_PATH),
+    "backend": _is_text(64),
+    "delay_ms": _is_int(0, MAX_LATENCY_MS),
+    "transcript_dir": _is_text(MAX_PATH),
+    "transcript_format": _is_one_of(*FORMATS),
+    "transcript_timestamps": _is_bool,
+    "silence_warning_s": _is_float(0.5, 86_400.0),
+    "first_run_done": _is_bool,
+    "overlay.lines": _is_int(1, 10),
+    "overlay.font_family": _is_text(200),
+    "overlay.font_size": _is_int(8, 120),
+    "overlay.text_color": _is_colour,
+    "overlay.newest_color": _is_colour,
+    "overlay.background_color": _is_colour,
+    "overlay.background_opacity": _is_float(0.0, 1.0),
+    "overlay.outline": _is_bool,
+    "overlay.shadow": _is_bool,
+    "overlay.position": _is_one_of(*OVERLAY_POSITIONS),
+    "overlay.click_through": _is_bool,
+    "overlay.visible": _is_bool,
+}
+# Mapping settings (string keys): the rule for each value.
+_MAP_RULES: dict[str, Rule] = {
+    "latency_ms": _is_int(0, MAX_LATENCY_MS),
+    "language": _is_text(64),
+    "overlay.geometry": _is_geometry,
+}
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests no deeper than ``limit``; iterative, so any depth is safe."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+    return True
 
 
 def _merge(cls: type, data: dict[str, Any], problems: list[str], prefix: str = "") -> Any:
-    """Build ``cls`` from ``data``: defaults for missing or mistyped keys."""
-    default = cls()
+    """Build ``cls`` from ``data`` field by field: a missing field or one that breaks its rule takes
+    the default (and is listed in ``problems``); a mapping keeps its valid entries."""
     kwargs: dict[str, Any] = {}
-    known = {f.name for f in fields(cls)}
     for f in fields(cls):
+        name = prefix + f.name
         if f.name == "extra" or f.name not in data:
             continue
-        value, default_value = data[f.name], getattr(default, f.name)
-        if f.name == "overlay" and isinstance(value, dict):
-            kwargs[f.name] = _merge(OverlaySettings, value, problems, prefix="overlay.")
-        elif isinstance(default_value, bool) != isinstance(value, bool):
-            problems.append(prefix + f.name)
-        elif type(default_value) is int and type(value) is int and abs(value) >= 1 << 31:
-            problems.append(prefix + f.name)  # Qt takes C ints: a larger one would raise at startup
-        elif isinstance(default_value, float) and isinstance(value, int):
-            kwargs[f.name] = float(value)
-        elif isinstance(default_value, dict) and isinstance(value, dict) and f.name in _MAP_VALUES:
-            kwargs[f.name], clean = _clean_map(f.name, value)
-            if not clean:
-                problems.append(prefix + f.name)
-        elif isinstance(value, type(default_value)):
-            kwargs[f.name] = value
+        value = data[f.name]
+        if f.name == "overlay":
+            if isinstance(value, dict):
+                kwargs[f.name] = _merge(OverlaySettings, value, problems, prefix="overlay.")
+            else:
+                problems.append(name)
+        elif name in _MAP_RULES:
+            if not isinstance(value, dict):
+                problems.append(name)
+                continue
+            rule = _MAP_RULES[name]
+            kwargs[f.name] = {k: v for k, v in value.items() if _is_text(200)(k) and rule(v)}
+            if len(kwargs[f.name]) != len(value):
+                problems.append(name)
+        elif _RULES[name](value):
+            kwargs[f.name] = float(value) if f.type in ("float", float) else value
         else:
-            problems.append(prefix + f.name)
+            problems.append(name)
     obj = cls(**kwargs)
     if cls is Settings:
-        obj.extra = {k: v for k, v in data.items() if k not in known}
+        known = {f.name for f in fields(cls)}
+        obj.extra = {k: v for k, v in data.items() if k not in known and _depth_within(v, MAX_EXTRA_DEPTH)}
+        problems += [k for k in data if k not in known and k not in obj.extra]
     return obj
 
 
+def _keep_bad_copy(path: Path) -> Path | None:
+    """Copy ``path`` to ``<name>.bad`` (replacing an older one); None if that fails."""
+    bad = path.with_name(path.name + ".bad")
+    try:
+        shutil.copyfile(path, bad)
+    except OSError:
+        return None
+    return bad
+
+
 def load_settings(path: Path | None = None) -> LoadResult:
-    """Read settings; never raises for a bad file (see module docstring)."""
+    """Read settings; never raises (see the module docstring)."""
     path = path or paths.settings_file()
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return LoadResult(Settings())
     except OSError as exc:
-        return LoadResult(Settings(), f"could not read settings ({exc}); using defaults")
+        return LoadResult(Settings(), f"could not read settings ({exc.strerror or exc}); using defaults")
     try:
-        data = json.loads(raw)
+        data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
             raise ValueError("top level is not an object")
-    except ValueError as exc:
-        backup = path.with_name(path.name + ".corrupt")
-        try:
-            os.replace(path, backup)
-        except OSError:
-            backup = path
-        return LoadResult(
-            Settings(), f"settings file was corrupt ({exc}); using defaults, old file kept as {backup}"
-        )
+    except RecursionError:
+        data, why = None, "nested too deeply"
+    except ValueError as exc:  # bad JSON or bad UTF-8
+        data, why = None, " ".join(str(exc).split())[:120]
+    if data is None:
+        bad = _keep_bad_copy(path)
+        kept = f", old file kept as {bad}" if bad else ""
+        return LoadResult(Settings(), f"settings file was corrupt ({why}); using defaults{kept}")
     problems: list[str] = []
-    settings = _merge(Settings, data, problems)
-    notice = f"ignored invalid settings: {', '.join(problems)}" if problems else None
-    return LoadResult(settings, notice)
+    try:
+        settings = _merge(Settings, data, problems)
+    except Exception as exc:  # a rule that missed a case must not stop the app
+        bad = _keep_bad_copy(path)
+        return LoadResult(Settings(), f"settings file was unusable ({exc}); using defaults, kept as {bad}")
+    if not problems:
+        return LoadResult(settings)
+    bad = _keep_bad_copy(path)
+    kept = f"; the file as it was is kept as {bad}" if bad else ""
+    return LoadResult(settings, f"ignored invalid settings: {', '.join(problems)}{kept}")
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:

@@ -55,7 +55,7 @@ def test_a_hostile_settings_file_never_stops_the_app(parts, qtbot) -> None:
     paths.settings_file().parent.mkdir(parents=True)
     hostile = {
         "delay_ms": 10**30,
-        "latency_ms": {"m.gguf": 123456, "x": "fast", "y": True, "z": [1]},
+        "latency_ms": {"m.gguf": 1234, "x": "fast", "y": True, "z": [1], "w": 123456},
         "language": {"m.gguf": "xx-XX", "n": 5, "o": None},
         "model_path": "/nonexistent/\u0000.gguf",
         "backend": ["cuda"],
@@ -69,8 +69,8 @@ def test_a_hostile_settings_file_never_stops_the_app(parts, qtbot) -> None:
     model.write_bytes(b"GGUF")
     p = parts()
     qtbot.waitUntil(lambda: p.window.model_info is not None)
-    assert p.window.latency.value_ms() == 480  # the stored 123456 ms is not a choice: the default
-    assert p.settings.latency_ms == {"m.gguf": 123456}  # only well-typed entries were kept
+    assert p.window.latency.value_ms() == 480  # the stored 1234 ms is not a choice: the default
+    assert p.settings.latency_ms == {"m.gguf": 1234}  # only valid entries were kept
     assert p.settings.language == {"m.gguf": "xx-XX"}
     notice = p.window.error_banner.text()
     assert "ignored invalid settings:" in notice and "latency_ms" in notice and "overlay.geometry" in notice
@@ -121,3 +121,21 @@ def test_the_app_starts_with_bad_journals_and_offers_what_it_recovered(parts) ->
 def test_nothing_to_recover_says_nothing(parts) -> None:
     p = parts()
     assert p.window.info_banner.isHidden() and not p.window.export_button.isEnabled()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"sources": [{}], "overlay": {"geometry": {"": [0, 0, -5, 99999999]}}}',
+        b'{"model_path": "\xff\xfe"}',
+        b"[" * 100_000,
+    ],
+    ids=["bad sources and geometry", "non-UTF-8 bytes", "deep nesting"],
+)
+def test_the_app_starts_with_a_hostile_settings_file(parts, content: bytes) -> None:
+    paths.settings_file().parent.mkdir(parents=True)
+    paths.settings_file().write_bytes(content)
+    p = parts()
+    assert p.window.error_banner.text()  # the user is told
+    assert paths.settings_file().with_name("settings.json.bad").read_bytes() == content
+    assert p.settings.sources == [] and p.overlay.isVisible()

@@ -1,0 +1,105 @@
+"""A hostile settings.json never stops the app: each field falls back on its own, a copy is kept."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from captionist import paths
+from captionist.settings import Settings, load_settings, save_settings
+
+
+def write(content: bytes) -> None:
+    paths.settings_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.settings_file().write_bytes(content)
+
+
+UNREADABLE = {
+    "non-UTF-8 bytes": b'{"backend": "\xff\xfe"}',
+    "deep nesting": b"[" * 100_000 + b"]" * 100_000,
+    "deep nesting in an object": b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+    "a number": b"42",
+    "a NUL byte": b"\x00",
+}
+
+
+@pytest.mark.parametrize("name", list(UNREADABLE), ids=list(UNREADABLE))
+def test_an_unreadable_file_gives_defaults_and_is_kept_as_bad(name: str) -> None:
+    write(UNREADABLE[name])
+    result = load_settings()
+    assert result.settings == Settings()
+    assert result.notice is not None and result.notice.startswith("settings file was corrupt (")
+    assert "\n" not in result.notice
+    assert paths.settings_file().with_name("settings.json.bad").read_bytes() == UNREADABLE[name]
+    save_settings(result.settings)  # the next save writes a clean file
+    assert load_settings().notice is None
+
+
+BAD_FIELDS = {
+    "sources": [{}],
+    "model_path": "/models/\u0000.gguf",
+    "transcript_format": "docx",
+    "transcript_dir": 5,
+    "silence_warning_s": float("nan"),
+    "delay_ms": -480,
+    "first_run_done": "yes",
+    "overlay": {
+        "lines": -5,
+        "font_size": 10**12,
+        "text_color": {"r": 1},
+        "background_opacity": 7.5,
+        "position": "under the desk",
+        "geometry": {"HDMI-1": [0, 0, -800, 120], "DP-1": [10**9, 0, 800, 120], "ok": [10, 20, 800, 120]},
+    },
+}
+
+
+def test_each_bad_field_falls_back_alone_and_the_good_ones_stay() -> None:
+    data = {**BAD_FIELDS, "backend": "cpu", "transcript_timestamps": False}
+    write(json.dumps(data).encode())
+    result = load_settings()
+    s, d = result.settings, Settings()
+    assert (s.backend, s.transcript_timestamps) == ("cpu", False)  # valid fields are kept
+    assert (s.sources, s.model_path, s.transcript_format, s.transcript_dir) == ([], "", "txt", "")
+    assert (s.silence_warning_s, s.delay_ms, s.first_run_done) == (d.silence_warning_s, 0, False)
+    o = s.overlay
+    assert (o.lines, o.font_size, o.text_color, o.background_opacity, o.position) == (
+        d.overlay.lines,
+        d.overlay.font_size,
+        d.overlay.text_color,
+        d.overlay.background_opacity,
+        d.overlay.position,
+    )
+    assert o.geometry == {"ok": [10, 20, 800, 120]}
+    assert result.notice is not None
+    for name in ["sources", "model_path", "silence_warning_s", "overlay.lines", "overlay.geometry"]:
+        assert name in result.notice
+    bad = paths.settings_file().with_name("settings.json.bad")
+    assert json.loads(bad.read_text()) == json.loads(json.dumps(data))
+    save_settings(s)
+    again = load_settings()
+    assert again.notice is None and again.settings == s
+
+
+def test_deeply_nested_unknown_keys_are_dropped_so_saving_cannot_fail() -> None:
+    deep: object = 1
+    for _ in range(500):
+        deep = [deep]
+    write(json.dumps({"future": {"ok": 1}, "nested": deep}).encode())
+    result = load_settings()
+    assert result.settings.extra == {"future": {"ok": 1}}
+    assert result.notice is not None and "nested" in result.notice
+    save_settings(result.settings)
+    assert json.loads(paths.settings_file().read_text())["future"] == {"ok": 1}
+
+
+def test_valid_settings_round_trip_without_a_notice_or_copy() -> None:
+    s = Settings(sources=["pa:3"], silence_warning_s=3)
+    s.overlay.geometry["eDP-1"] = [-1920, 0, 800, 120]  # a screen left of the primary one
+    write(json.dumps(asdict(s)).encode())
+    result = load_settings()
+    assert result.notice is None and result.settings == s
+    assert isinstance(result.settings.silence_warning_s, float)
+    assert not paths.settings_file().with_name("settings.json.bad").exists()
