@@ -41,12 +41,22 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "live",
         help="caption an audio device in the terminal",
-        description="Live captions from an input device, printed to the terminal (no GUI).",
+        description=(
+            "Live captions from an input device, printed to the terminal (no GUI). Latency and "
+            "language default to the model's own defaults (the desktop app's saved choices are "
+            "not used). Without -o the transcript goes to ~/Documents/Captionist as timestamped txt."
+        ),
     )
     p.add_argument("--model", help="model file (.gguf); default: the downloaded default model")
     p.add_argument("--device", help="input device name or index (see 'captionist devices')")
     add_model_options(p)
-    p.add_argument("-o", "--output", type=Path, help="also write the transcript here (e.g. transcript.srt)")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="also write the transcript here, format from the suffix (e.g. transcript.srt); "
+        "a new path or a regular file",
+    )
     p.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl+C)")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
     p.set_defaults(func=cmd_live)

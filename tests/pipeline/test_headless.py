@@ -64,7 +64,9 @@ def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path, monkeypatch) ->
     assert not Path("m.gguf").exists()
 
 
-def test_live_uses_the_models_choices_and_breaks_lines_at_ends_of_utterance(qapp, fake_sd, tmp_path) -> None:
+def test_live_takes_the_models_defaults_not_the_apps_and_breaks_lines_at_ends_of_utterance(
+    qapp, fake_sd, tmp_path
+) -> None:
     from captionist.settings import Settings, save_settings
     from tests.conftest import speech_like
 
@@ -72,7 +74,8 @@ def test_live_uses_the_models_choices_and_breaks_lines_at_ends_of_utterance(qapp
     fake_sd.add_device("Mic", rate=16000, channels=1, audio=pcm)
     model_file = tmp_path / "parakeet.gguf"
     model_file.write_bytes(b"GGUF")
-    save_settings(Settings(latency_ms={"parakeet.gguf": 160}, language={"parakeet.gguf": "de"}))
+    # The desktop app's slider and picker: the command line must not silently take them.
+    save_settings(Settings(latency_ms={"parakeet.gguf": 160}, language={"parakeet.gguf": "de"}, delay_ms=960))
     models: list[FakeModel] = []
 
     def loader(path, backend):
@@ -94,12 +97,21 @@ def test_live_uses_the_models_choices_and_breaks_lines_at_ends_of_utterance(qapp
         str(model_file), "Mic", None, dest, 0.2, "auto", sd=fake_sd, model_loader=loader, out=out, err=err
     )
     assert status == 0, err.getvalue()
-    assert "(latency 160 ms, language de)" in err.getvalue()  # remembered for this model
+    assert "(latency 80 ms, language auto)" in err.getvalue()  # the model's defaults
     stream = models[0].streams[0]
-    assert (stream.latency_ms, stream.language) == (160, "de")
+    assert (stream.latency_ms, stream.language) == (80, None)
     lines = out.getvalue().splitlines()
     assert [line.split() for line in lines] == [
-        [f"de-w{i}" for i in range(5)],
-        [f"de-w{i}" for i in range(12, 18)],
+        [f"w{i}" for i in range(5)],
+        [f"w{i}" for i in range(12, 18)],
     ]
     assert [c.text for c in parse("srt", dest.read_text())] == [" ".join(line.split()) for line in lines]
+
+
+def test_live_help_shows_the_documented_defaults(capsys) -> None:
+    from captionist.__main__ import main
+
+    assert main(["live", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default: the model's default" in text
+    assert "the desktop app's saved choices are not used" in text

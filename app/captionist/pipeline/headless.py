@@ -7,28 +7,39 @@ Usage::
                       duration=60.0, backend="auto", language=None)
 
 The model is loaded before the session starts, so a latency or language it does not offer is a
-one-line ``ValueError`` naming its choices before any device opens. Without ``latency_ms``/``language`` the
-values remembered for this model in the settings are used, else the model's defaults;
+one-line ``ValueError`` naming its choices before any device opens. Without ``latency_ms``/``language``
+the model's own defaults are used (the desktop app's saved settings are never read here);
 ``delay_ms`` is Voxtral's name for ``latency_ms``.
 Captions are printed to stdout as they are committed (a line break at each end of utterance);
 notices and errors go to stderr. The session's crash-safe transcript is written continuously into
 the output's folder (``<start time>.<fmt>`` plus its journal); when the session ends it is exported
-to ``output`` itself. Without ``output`` the transcript goes to the settings' folder and format.
+to ``output`` itself, atomically. ``output`` must be a new path or a regular file. Without
+``output`` the transcript goes to ``paths.default_transcript_dir()`` as timestamped txt.
 Ctrl-C (or the duration) stops capture; audio already captured is still transcribed.
+
+Nothing captured is lost to a write failure (a full disk): the committed tokens are also kept in
+memory, and if the transcript could not be written during or at the end of the session it is
+written again from them, to ``output`` (or the session file), else to a file in the system's
+temporary folder; the run then returns 1 and says where the transcript went.
 Setup problems raise ``ValueError``/``DeviceNotFound``/``AudioUnavailable`` with one-line messages.
-Returns 0, or 1 when the session failed.
+Returns 0, or 1 when the session failed or its transcript could not be written where asked.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import tempfile
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Slot
 
+from captionist import paths
 from captionist.audio.devices import find_source, import_sounddevice, list_sources
+from captionist.engine import Token
 from captionist.models import default_model_path
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import (
@@ -39,21 +50,36 @@ from captionist.pipeline.controller import (
     load_engine_model,
 )
 from captionist.pipeline.events import CaptionUpdate
-from captionist.settings import load_settings
-from captionist.transcript import SessionWriter, check_format
+from captionist.transcript import (
+    SessionWriter,
+    UtteranceEnd,
+    check_format,
+    render,
+    segment_tokens,
+    with_utterance_ends,
+)
+from captionist.transcript.session import write_atomic
+
+DEFAULT_FORMAT = "txt"  # without -o: timestamped txt in paths.default_transcript_dir()
+DEFAULT_TIMESTAMPS = True
 
 
 class CaptionPrinter(QObject):
-    """Prints committed text as it arrives; collects the session result."""
+    """Prints committed text as it arrives, keeps every committed token (and where utterances
+    ended) so the transcript can be written again; collects the session result."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         super().__init__()
         self.out, self.err = out, err
         self.result: SessionResult | None = None
+        self.tokens: list[Token] = []
+        self.ends: list[int] = []  # counts of ``tokens`` before each end of utterance
         self._line_open = False
 
     @Slot(object)
     def on_caption(self, update: CaptionUpdate) -> None:
+        self.ends += [len(self.tokens) + k for k in update.utterance_ends]
+        self.tokens += update.new_tokens
         for i, part in enumerate(update.new_lines()):
             if i and self._line_open:  # an end of utterance: the next words start a new line
                 self.out.write("\n")
@@ -75,10 +101,51 @@ class CaptionPrinter(QObject):
             self._line_open = False
         print(f"captionist: {message}", file=self.err, flush=True)
 
+    def render(self, fmt: str, *, token_ms: int, timestamps: bool, meta: dict[str, Any]) -> str:
+        """The whole session's transcript in ``fmt``, from the tokens kept in memory."""
+        items = [
+            t
+            for t in with_utterance_ends(self.tokens, self.ends)
+            if isinstance(t, UtteranceEnd) or (not t.is_control and t.piece)
+        ]
+        return render(fmt, segment_tokens(items, token_ms=token_ms), timestamps=timestamps, meta=meta)
+
     @Slot(object)
     def on_finished(self, result: SessionResult) -> None:
         self.result = result
         QCoreApplication.quit()
+
+
+def check_output(output: Path) -> Path:
+    """``output`` if it is a new path or a regular file; a ``ValueError`` otherwise (a device such as
+    /dev/full, a directory, a FIFO: an atomic replace would swap it for a regular file)."""
+    if output.exists() and not output.is_file():
+        raise ValueError(f"-o {output} is not a regular file; give a new path or a regular file")
+    return output
+
+
+def _fallback_path(fmt: str) -> Path:
+    stamp = datetime.now().strftime("%Y-%m-%d %H-%M-%S")
+    return Path(tempfile.gettempdir()) / f"captionist-{stamp}.{fmt}"
+
+
+def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Path | None:
+    """Write ``text`` atomically to ``wanted``, else to a file in the temporary folder; the path
+    written, or None (then the captions printed on stdout are the only copy). Says so on ``err``."""
+    for target in ([wanted] if wanted is not None else []) + [_fallback_path(fmt)]:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text)
+        except OSError as exc:
+            print(f"captionist: error: {exc}", file=err, flush=True)
+            continue
+        return target
+    print(
+        "captionist: error: the transcript could not be saved; the captions above are its only copy",
+        file=err,
+        flush=True,
+    )
+    return None
 
 
 def run_live(
@@ -93,11 +160,11 @@ def run_live(
     delay_ms: int | None = None,
     sd: Any = None,
     model_loader: ModelLoader | None = None,
+    writer_factory: Callable[..., Any] = SessionWriter,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    settings = load_settings().settings
     model_path = Path(model) if model else default_model_path()
     if model_path is None:
         raise ValueError("no model: pass --model FILE.gguf (or choose one in the desktop app first)")
@@ -106,23 +173,20 @@ def run_live(
     if duration is not None and duration <= 0:
         raise ValueError(f"duration must be > 0 seconds; got {duration}")
     if output is not None:
-        output = Path(output)
+        output = check_output(Path(output))
         fmt = check_format(output.suffix.lstrip(".").lower() or "txt")
         folder = output.parent if str(output.parent) else Path(".")
     else:
-        fmt, folder = check_format(settings.transcript_format), settings.transcript_folder()
+        fmt, folder = DEFAULT_FORMAT, paths.default_transcript_dir()
     sd = sd or import_sounddevice()
     source = find_source(device, list_sources(sd))
     loaded = (model_loader or load_engine_model)(model_path, backend)
     info = ModelInfo.of(loaded, model_path)
-    if latency_ms is None and delay_ms is None:
-        latency = settings.latency_for(info)
-    else:
-        latency = loaded.resolve_latency(latency_ms, delay_ms)  # ValueError naming the choices
-    chosen = settings.language_for(info) if language is None else loaded.resolve_language(language)
+    latency = loaded.resolve_latency(latency_ms, delay_ms)  # None: the model's default
+    chosen = loaded.resolve_language(language) or None  # ValueError naming the choices
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    ctl = SessionController(sd=sd, model_loader=lambda path, backend: loaded)
+    ctl = SessionController(sd=sd, model_loader=lambda path, backend: loaded, writer_factory=writer_factory)
     printer = CaptionPrinter(out, err)
     ctl.caption.connect(printer.on_caption)
     ctl.notice.connect(printer.on_message)
@@ -134,12 +198,13 @@ def run_live(
         latency,
         folder,
         fmt,
-        settings.transcript_timestamps,
+        DEFAULT_TIMESTAMPS,
         backend,
-        language=chosen or None,
+        language=chosen,
         token_ms=info.token_ms,
     )
-    settings_text = f"latency {latency} ms" + (f", language {chosen}" if chosen else "")
+    shown_language = chosen or getattr(loaded, "default_language", None)
+    settings_text = f"latency {latency} ms" + (f", language {shown_language}" if shown_language else "")
     print(
         f"captionist: listening to {source.label()} ({settings_text}); Ctrl-C to stop", file=err, flush=True
     )
@@ -162,10 +227,21 @@ def run_live(
         ctl.stop()
         ctl.wait_idle()
         return 1
-    if result.transcript is not None:
-        final = result.transcript
-        if output is not None and output.resolve() != result.transcript.resolve():
-            SessionWriter.export(result.transcript, output, fmt)
+    final = result.transcript
+    if final is not None and output is not None and output.resolve() != final.resolve():
+        try:
+            SessionWriter.export(final, output, fmt)
             final = output
-        print(f"captionist: transcript written to {final}", file=err, flush=True)
+        except (OSError, ValueError) as exc:
+            print(f"captionist: error: {exc}", file=err, flush=True)
+            final = None
+    if final is None:  # the transcript could not be written: write it again from memory
+        meta = {"model": model_path.name, "sources": [source.name]}
+        text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
+        wanted = output or (folder / f"{datetime.now().strftime('%Y-%m-%d %H-%M-%S')}.{fmt}")
+        saved = save_transcript(text, wanted, fmt, err)
+        if saved is not None:
+            print(f"captionist: transcript written to {saved}", file=err, flush=True)
+        return 1
+    print(f"captionist: transcript written to {final}", file=err, flush=True)
     return 1 if result.summary.error else 0
