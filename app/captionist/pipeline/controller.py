@@ -15,7 +15,10 @@ Usage (GUI thread, or a QCoreApplication in headless mode)::
 The three channels of STYLE rule 8 meet here: the capture's queue carries audio into the worker,
 ``WorkerControl`` carries stop, latency and language changes, and the worker's signals arrive here
 queued onto this object's thread, where the ``SessionWriter`` (owned by the controller) appends each
-committed line, with its ends of utterance, before the update is passed on. Models are loaded once
+committed line, with its ends of utterance (and each gap where the worker had to drop audio, as
+``write_gap``), before the update is passed on. The lag is read from the capture's and the
+worker's sample counts (``captionist.pipeline.lag.LagMeter``) on this thread, by a timer, so the
+``stats`` it sends keep moving while the worker is blocked in the engine. Models are loaded once
 and cached: ``prepare_model`` loads one on a background thread and reports its ``ModelInfo`` (what
 the UI needs to offer its latencies and languages), and a session with the same model reuses it.
 """
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
 from captionist.models.info import ModelInfo
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
+from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.signals import emit
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter
@@ -75,7 +79,7 @@ class SessionController(QObject):
     model_ready = Signal(object)  # ModelInfo of a model prepare_model() loaded
     model_failed = Signal(str, str)  # path, why it could not be loaded
     caption = Signal(object)  # CaptionUpdate
-    stats = Signal(object)  # WorkerStats
+    stats = Signal(object)  # WorkerStats, its lag read live from the sample counts
     notice = Signal(str)
     error = Signal(str)
     state_changed = Signal(str)  # "idle" | "running" | "stopping"
@@ -114,6 +118,11 @@ class SessionController(QObject):
         self._silence_timer = QTimer(self)
         self._silence_timer.setInterval(1000)
         self._silence_timer.timeout.connect(self._check_silence)
+        self._meter: LagMeter | None = None
+        self._last_stats: WorkerStats | None = None
+        self._lag_timer = QTimer(self)
+        self._lag_timer.setInterval(250)
+        self._lag_timer.timeout.connect(self._report_lag)
 
     # --- queries -------------------------------------------------------------------------------
     @property
@@ -224,6 +233,19 @@ class SessionController(QObject):
             self._policy,
             language=config.language,
         )
+        worker = self._worker
+        captured = getattr(capture, "captured_samples", None) or (lambda: worker.ledger.received)
+        self._meter = LagMeter(self._policy or LoadPolicy(), captured, lambda: worker.ledger)
+        self._last_stats = WorkerStats(
+            backend="?",
+            rtf=0.0,
+            lag_ms=0,
+            dropped_ms=0,
+            audio_ms=0,
+            latency_ms=config.latency_ms,
+            language=config.language,
+            chosen_latency_ms=config.latency_ms,
+        )
         self._thread = QThread()
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker.run)
@@ -236,6 +258,7 @@ class SessionController(QObject):
         self._worker.finished.connect(self._thread.quit, Qt.ConnectionType.DirectConnection)
         self._silence_warned.clear()
         self._silence_timer.start()
+        self._lag_timer.start()
         self._set_state("running")
         self._thread.start()
         return True
@@ -278,9 +301,13 @@ class SessionController(QObject):
     # --- worker signals (queued onto this thread) ---------------------------------------------
     @Slot(object)
     def _on_caption(self, update: CaptionUpdate) -> None:
-        if self._writer is not None and (update.new_tokens or update.utterance_ends):
+        gap = update.gap
+        if self._writer is not None and (update.new_tokens or update.utterance_ends or gap):
             try:
-                self._writer.add_tokens(update.new_tokens, utterance_ends=update.utterance_ends)
+                if gap is not None:
+                    self._writer.write_gap(gap.start_ms / 1000, gap.end_ms / 1000, gap.reason.value)
+                else:
+                    self._writer.add_tokens(update.new_tokens, utterance_ends=update.utterance_ends)
             except OSError as exc:
                 if not self._write_failed:
                     emit(self.error, str(exc))
@@ -291,7 +318,28 @@ class SessionController(QObject):
 
     @Slot(object)
     def _on_stats(self, stats: WorkerStats) -> None:
-        emit(self.stats, stats)
+        self._last_stats = stats
+        self._report_lag()
+
+    @Slot()
+    def _report_lag(self) -> None:
+        """Send the latest stats with the lag as the sample counts say now."""
+        if self._meter is None or self._last_stats is None:
+            return
+        lag = self._meter.read()
+        emit(
+            self.stats,
+            replace(
+                self._last_stats,
+                lag_ms=lag.lag_ms,
+                backlog_ms=lag.backlog_ms,
+                lag_state=lag.state,
+                shed_in_s=lag.shed_in_s,
+                dropped_ms=lag.dropped_ms,
+                latency_ms=lag.latency_ms,
+                chosen_latency_ms=lag.chosen_latency_ms,
+            ),
+        )
 
     @Slot(str)
     def _on_notice(self, message: str) -> None:
@@ -304,6 +352,9 @@ class SessionController(QObject):
     @Slot(object)
     def _on_finished(self, summary: SessionSummary) -> None:
         self._silence_timer.stop()
+        self._lag_timer.stop()
+        self._report_lag()  # the last figures: nothing waits any more
+        self._meter, self._last_stats = None, None
         if self._capture is not None and self._capture.running:
             self._capture.stop()  # the worker ended on its own (an error)
         path = None
