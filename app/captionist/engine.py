@@ -140,7 +140,9 @@ class Model:
         if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int)):
             raise TypeError(f"n_threads must be an int or None, got {type(n_threads).__name__}")
         if n_threads is not None and not 1 <= n_threads <= MAX_THREADS:
-            raise ValueError(f"n_threads must be 1 to {MAX_THREADS} (or None: one per physical core), got {n_threads}")
+            raise ValueError(
+                f"n_threads must be 1 to {MAX_THREADS} (or None: one per physical core), got {n_threads}"
+            )
         self.path = Path(path)
         self._m = _engine_module().Model(str(path), backend, n_threads or 0)
         self.info: dict[str, Any] = self._m.info()

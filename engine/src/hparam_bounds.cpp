@@ -5,15 +5,20 @@
 #include "models/voxtral/voxtral_model.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace captionist {
 
 namespace {
 
+// The shortest text that reads back as the same f32 (1e-12, not 9.99999996e-13).
 std::string number(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.9g", v);
+    for (int precision = 6; precision <= 9; ++precision) {
+        std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+        if ((float) std::strtod(buf, nullptr) == (float) v) break;
+    }
     return buf;
 }
 

@@ -60,3 +60,26 @@ def loaded(gguf_path: Callable[[str, str], Path]) -> Callable[[str, str], engine
         return cache[(model, kind)]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def fixture_ggufs(
+    tmp_path_factory: pytest.TempPathFactory, gguf_path: Callable[[str, str], Path]
+) -> dict[str, Path]:
+    """One small F32 file per family and layout: Voxtral (tiny_small), Parakeet-EOU, Nemotron 3.5 (prompt)."""
+    from .fastconformer_fixtures import source
+
+    root = tmp_path_factory.mktemp("fixture_ggufs")
+    out = {"voxtral": gguf_path("tiny_small", "f32")}
+    for name, model in (("parakeet", "parakeet_eou_tiny"), ("nemotron35", "nemotron35_tiny")):
+        out[name] = root / f"{model}.f32.gguf"
+        convert_checkpoint(source(model), out[name], "f32", progress=False)
+    return out
+
+
+def load_and_run(path: Path, n_samples: int = 3200) -> None:
+    """Load `path` on one CPU thread and stream `n_samples` of low noise through it to the end."""
+    m = engine.Model(path, backend="cpu", n_threads=1)
+    s = m.stream()
+    s.feed((np.random.default_rng(0).standard_normal(n_samples) * 0.01).astype(np.float32))
+    s.finish()

@@ -125,3 +125,80 @@ def test_feed_after_finish(model: engine.Model) -> None:
     with pytest.raises(EngineError, match="finished"):
         s.feed(np.zeros(10, np.float32))
     assert s.finish().new_tokens == []
+
+
+def test_model_path_with_a_nul_byte_is_refused(good: Path) -> None:
+    with pytest.raises(EngineError, match="NUL byte"):
+        engine.Model(str(good) + "\0ignored")
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
+def test_model_path_must_be_a_regular_file(tmp_path: Path, kind: str) -> None:
+    """Checked before opening: a FIFO used to block the loader forever (run in a child with a timeout)."""
+    import os
+    import subprocess
+    import sys
+
+    path = {"directory": tmp_path, "fifo": tmp_path / "fifo", "device": Path("/dev/zero")}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    code = (
+        "import sys\nfrom captionist import engine\n"
+        "try:\n    engine.Model(sys.argv[1], backend='cpu', n_threads=1)\n"
+        "except engine.EngineError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert f"model path '{path}' is not a regular file" in out.stdout
+
+
+@pytest.mark.parametrize("n_threads", [0, -1, 257, 2**31 - 1])
+def test_n_threads_is_bounded(good: Path, n_threads: int) -> None:
+    with pytest.raises(ValueError, match="n_threads must be 1 to 256"):
+        engine.Model(good, backend="cpu", n_threads=n_threads)
+    import captionist._engine as raw
+
+    if n_threads != 0:  # 0 is the raw engine's "one per physical core"
+        with pytest.raises(ValueError, match=r"n_threads must be 0 \(one per physical core\) or 1 to 256"):
+            raw.Model(str(good), "cpu", n_threads)
+
+
+def test_n_threads_at_the_bound_loads(good: Path) -> None:
+    assert engine.Model(good, backend="cpu", n_threads=256).info["n_threads"] == 256
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda raw, p, m: raw.Model(p, "cpu", 1.5), "n_threads must be an int, got float"),
+        (lambda raw, p, m: raw.Model(p, "cpu", "2"), "n_threads must be an int, got str"),
+        (lambda raw, p, m: raw.Model(p, 3, 1), "backend must be a str, got int"),
+        (lambda raw, p, m: raw.Model(5), "path must be a str, got int"),
+        (lambda raw, p, m: raw.Stream(m, 480.0), "latency_ms must be an int, got float"),
+        (lambda raw, p, m: raw.Stream(m, 480, 3), "language must be a str, got int"),
+        (lambda raw, p, m: raw.Stream(m, 480, "", 1), "stop_at_end_of_utterance must be a bool, got int"),
+        (lambda raw, p, m: raw.Stream("model", 480), "model must be a captionist._engine.Model, got str"),
+        (lambda raw, p, m: raw.Stream(m).reset("480"), "latency_ms must be an int, got str"),
+        (lambda raw, p, m: m.token_bytes(1.0), "id must be an int, got float"),
+        (lambda raw, p, m: raw.quantize(p, p + ".q", "Q8_0", 0.5), "n_threads must be an int, got float"),
+        (lambda raw, p, m: engine.Model(p, n_threads=2.0), "n_threads must be an int or None, got float"),
+        (lambda raw, p, m: engine.Model(None), "path must be a str or Path, got NoneType"),
+    ],
+)
+def test_wrong_argument_types_are_one_line_type_errors(
+    good: Path, model: engine.Model, call: Callable[..., object], message: str
+) -> None:
+    import captionist._engine as raw
+
+    with pytest.raises(TypeError) as err:
+        call(raw, str(good), model._m)
+    assert str(err.value) == message
+
+
+def test_out_of_range_integers_are_value_errors(model: engine.Model) -> None:
+    import captionist._engine as raw
+
+    with pytest.raises(ValueError, match=r"latency_ms = 4294967296 is outside"):
+        raw.Stream(model._m, 2**32)
+    with pytest.raises(ValueError, match=r"n_threads = 300 is outside \[0, 256\]"):
+        raw.quantize("a", "b", "Q8_0", 300)
