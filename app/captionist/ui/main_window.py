@@ -46,6 +46,7 @@ from captionist.settings import Settings
 from captionist.transcript import SessionWriter
 from captionist.ui.banner import Banner, BannerKind, Problem
 from captionist.ui.export_path import export_destination, export_filters
+from captionist.ui.lag_indicator import LagIndicator
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
@@ -136,7 +137,7 @@ class MainWindow(QMainWindow):
         self.backend_label, self.rtf_label, self.lag_label = (
             QLabel("backend: —"),
             QLabel("RTF —"),
-            QLabel("lag —"),
+            LagIndicator(),
         )
         for label in (self.backend_label, self.rtf_label, self.lag_label):
             self.statusBar().addPermanentWidget(label)
@@ -374,8 +375,7 @@ class MainWindow(QMainWindow):
     def _on_stats(self, stats: WorkerStats) -> None:
         self.backend_label.setText(f"backend: {stats.backend}")
         self.rtf_label.setText(f"RTF {stats.rtf:.2f}")
-        self.lag_label.setText(f"lag {stats.lag_ms / 1000:.1f} s")
-        self.lag_label.setProperty("behind", stats.rtf > 1.0 or stats.dropped_ms > 0)
+        self.lag_label.show_stats(stats)  # the true lag, with a warning before audio is skipped
 
     def _on_finished(self, result: SessionResult) -> None:
         if result.transcript is not None:
