@@ -6,6 +6,7 @@ Usage::
     paths.settings_file()          # <config dir>/settings.json
     paths.models_dir()             # <data dir>/models
     paths.default_transcript_dir() # ~/Documents/Captionist
+    paths.instance_name()          # the single-instance socket name (per user and config dir)
 
 Every location comes from platformdirs. ``CAPTIONIST_HOME`` (an absolute folder) overrides the
 config and data dirs, which tests and portable installs use; it is read on every call.
@@ -63,3 +64,17 @@ def default_transcript_dir() -> Path:
 def bundled_demo_model() -> Path:
     """Location of the small demo model shipped inside the package (may not exist)."""
     return Path(__file__).resolve().parent / "models_data" / "demo.gguf"
+
+
+def instance_name() -> str:
+    """The local socket name that makes the desktop app single-instance: one per user and
+    settings folder (so a portable install or a test with its own ``CAPTIONIST_HOME`` is apart)."""
+    import getpass
+    import hashlib
+
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no user name in the environment or the password database
+        user = str(Path.home())
+    digest = hashlib.sha256(f"{user}\n{config_dir()}".encode()).hexdigest()[:16]
+    return f"captionist-{digest}"

@@ -8,8 +8,9 @@ Usage::
 
 Startup: settings are loaded (a corrupt file shows a notice), transcripts of sessions that did not
 close (a crash) are rebuilt from their journals (the window says what was recovered and offers the
-newest for "Export last session…"), the overlay is restored on its screen, and audio
-problems (no PortAudio) show in the window instead of stopping the app. Settings are saved half a
+newest for "Export last session…"), the overlay is restored on its screen, and audio problems (no
+PortAudio) show in the window instead of stopping the app. ``run_gui`` keeps one instance per user
+(``single_instance``): a second launch brings the first window forward. Settings are saved half a
 second after each change and at exit; at exit a running session is finished first.
 """
 
@@ -33,6 +34,7 @@ from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.resources import app_icon, style_sheet
+from captionist.ui.single_instance import InstanceGuard
 from captionist.ui.tray import Tray
 
 
@@ -119,9 +121,28 @@ def _save(window: MainWindow, settings: Settings) -> None:
         window.show_notice(f"could not save settings: {exc}")
 
 
+def bring_forward(window: MainWindow) -> None:
+    """Show ``window`` on top (a second launch asked for it)."""
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
 def run_gui() -> int:
-    """Start the desktop app and run until it quits; returns the exit status."""
+    """Start the desktop app and run until it quits; returns the exit status.
+
+    If Captionist already runs for this user, its window is brought forward and this returns 0
+    without opening anything (no second capture, transcript or recovery)."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    guard = InstanceGuard()
+    if not guard.claim():
+        print("Captionist is already running: its window was brought forward.", file=sys.stderr)
+        return 0
     parts = build_app()
+    guard.activated.connect(lambda: bring_forward(parts.window))
+    app.aboutToQuit.connect(guard.close)
     parts.window.show()
     if not parts.settings.first_run_done:  # first run: guide the user to a model
         parts.settings.first_run_done = True
