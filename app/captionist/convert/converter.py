@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from gguf import GGMLQuantizationType, GGUFWriter
+from gguf import GGMLQuantizationType, GGUFValueType, GGUFWriter
 from tqdm import tqdm
 
 from .checkpoint import read_json
@@ -44,16 +44,42 @@ def convert_checkpoint(src: Path, out: Path, outtype: str = "f16", progress: boo
     if outtype not in OUTTYPES:
         raise ConversionError(f"unknown outtype {outtype!r}; choose one of {', '.join(OUTTYPES)}")
     src, out = Path(src), Path(out)
-    if not out.parent.is_dir():
-        raise ConversionError(f"output folder {out.parent} does not exist")
-    if out.is_dir():
-        raise ConversionError(f"output path {out} is a directory")
+    _check_output(out)
 
     plan = _plan_for(src, outtype, out.parent)
     try:
         _write(out, plan, progress)
     finally:
         plan.close()
+
+
+def _check_output(out: Path) -> None:
+    """`out` must be a new path or a regular file: the result is renamed over it, which would replace
+    a device node (``-o /dev/full``), a FIFO or a symlink's target type."""
+    if not out.parent.is_dir():
+        raise ConversionError(f"output folder {out.parent} does not exist")
+    if out.is_dir():
+        raise ConversionError(f"output path {out} is a directory")
+    if out.exists() and not out.is_file():
+        raise ConversionError(f"output path {out} exists and is not a regular file (a device or FIFO?)")
+
+
+def _check_metadata(out: Path, writer: GGUFWriter) -> None:
+    """The engine's own load-time rules on the hyper-parameters and vocabulary about to be written."""
+    try:
+        from captionist import _engine
+    except ImportError as exc:  # pragma: no cover - only without a built extension
+        raise ConversionError(f"cannot check the model for the engine (engine not built: {exc})") from exc
+    items = []
+    for key, v in writer.kv_data[0].items():
+        sub = v.sub_type
+        if v.type == GGUFValueType.ARRAY and sub is None:  # as GGUFWriter infers it when writing
+            sub = GGUFValueType.get_type(v.value[0]) if len(v.value) else GGUFValueType.UINT8
+        items.append((key, int(v.type), v.value, None if sub is None else int(sub)))
+    try:
+        _engine.check_metadata(items)
+    except RuntimeError as exc:
+        raise ConversionError(f"the converted model would not load ({out} not written): {exc}") from None
 
 
 def _plan_for(src: Path, outtype: str, workdir: Path) -> ConversionPlan:
@@ -77,9 +103,10 @@ def _plan_for(src: Path, outtype: str, workdir: Path) -> ConversionPlan:
 
 def _write(out: Path, plan: ConversionPlan, progress: bool) -> None:
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
-    writer = GGUFWriter(tmp, plan.arch)
+    writer = GGUFWriter(tmp, plan.arch)  # opens nothing until write_header_to_file
+    plan.add_metadata(writer)
+    _check_metadata(out, writer)
     try:
-        plan.add_metadata(writer)
         total = 0
         for t in plan.tensors:
             dtype, ggml_type = storage_type(t.outtype)

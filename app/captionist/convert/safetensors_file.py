@@ -15,6 +15,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,22 +106,38 @@ def _read_header(path: Path) -> dict[str, TensorEntry]:
         if name == "__metadata__":
             continue
         entries[name] = _parse_entry(path, name, info, data_start, file_size)
+    _check_layout(path, entries, data_start, file_size)
     return entries
 
 
+def _integers(value: object, what: str, path: Path, name: str) -> tuple[int, ...]:
+    """A JSON list of non-negative integers (no floats, no booleans, no strings)."""
+    def ok(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if not isinstance(value, list) or not all(ok(v) for v in value):
+        raise ConversionError(
+            f"{path.name}: tensor {name!r} has {what} {value!r}; expected a list of non-negative integers"
+        )
+    return tuple(value)
+
+
 def _parse_entry(path: Path, name: str, info: object, data_start: int, file_size: int) -> TensorEntry:
-    try:
-        dtype = info["dtype"]  # type: ignore[index]
-        shape = tuple(int(d) for d in info["shape"])  # type: ignore[index]
-        begin, end = (int(o) for o in info["data_offsets"])  # type: ignore[index]
-    except (TypeError, KeyError, ValueError) as exc:
-        raise ConversionError(f"{path.name}: corrupt safetensors header entry for {name!r}") from exc
-    if dtype not in _STORAGE_DTYPES:
+    if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
+        raise ConversionError(f"{path.name}: corrupt safetensors header entry for {name!r}")
+    dtype = info["dtype"]
+    shape = _integers(info["shape"], "shape", path, name)
+    offsets = _integers(info["data_offsets"], "data_offsets", path, name)
+    if len(offsets) != 2:
+        raise ConversionError(
+            f"{path.name}: tensor {name!r} has data_offsets {list(offsets)}; expected [begin, end]"
+        )
+    begin, end = offsets
+    if not isinstance(dtype, str) or dtype not in _STORAGE_DTYPES:
         raise ConversionError(
             f"{path.name}: tensor {name!r} has dtype {dtype}; only F32, F16 and BF16 are supported"
         )
-    n_elements = int(np.prod(shape, dtype=np.int64))
-    if any(d < 0 for d in shape) or end - begin != n_elements * _STORAGE_DTYPES[dtype].itemsize or begin < 0:
+    if end - begin != math.prod(shape) * _STORAGE_DTYPES[dtype].itemsize:
         raise ConversionError(f"{path.name}: tensor {name!r} has data offsets that do not match its shape")
     if data_start + end > file_size:
         raise ConversionError(
@@ -128,3 +145,20 @@ def _parse_entry(path: Path, name: str, info: object, data_start: int, file_size
             f"but the file has {file_size} bytes"
         )
     return TensorEntry(dtype=dtype, shape=shape, begin=data_start + begin, end=data_start + end)
+
+
+def _check_layout(path: Path, entries: dict[str, TensorEntry], data_start: int, file_size: int) -> None:
+    """The format's rule: the tensors tile the data area in order, no overlap and no hole."""
+    at = data_start
+    for name, e in sorted(entries.items(), key=lambda kv: (kv[1].begin, kv[1].end)):
+        if e.begin != at:
+            what = "overlaps the tensor before it" if e.begin < at else "leaves a gap before it"
+            raise ConversionError(
+                f"{path.name}: tensor {name!r} starts at data offset {e.begin - data_start} and {what} "
+                f"(expected {at - data_start})"
+            )
+        at = e.end
+    if at != file_size:
+        raise ConversionError(
+            f"{path.name}: {file_size - at} bytes after the last tensor (corrupt or shifted data offsets)"
+        )
