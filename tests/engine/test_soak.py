@@ -1,4 +1,5 @@
-"""A few minutes of live stream: caches keep their size, memory and per-feed cost stay flat, text goes on.
+"""A few minutes of live stream: caches keep their size, text goes on (default run); memory and
+per-feed cost stay flat (slow set: timing and RSS thresholds are not deterministic).
 
 The short version of bench/bench_stream_soak.py (which runs 30 minutes with the tight targets):
 tiny_small has an encoder window of 40 frames and a decoder window of 24 positions, so both rings
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
+import pytest
 
 from captionist import _engine, engine
 
@@ -49,30 +52,46 @@ def speech_with_pauses(seed: int, n_feeds: int) -> Iterator[np.ndarray]:
         buf = buf[FEED:]
 
 
-def test_long_stream_is_flat(loaded: Callable[..., engine.Model]) -> None:
-    m = loaded("tiny_small")
+def run_soak(m: engine.Model) -> dict[str, Any]:
+    """Stream MINUTES of speech with pauses; per feed: wall time, RSS, state size, new text."""
     s = _engine.Stream(m._m, latency_ms=480)
     n_feeds = int(MINUTES * 60)
-    times, rss, states, texts, eous = [], [], [], [], 0
+    out: dict[str, Any] = {"times": [], "rss": [], "states": [], "texts": [], "eous": 0, "stalls": 0}
     for pcm in speech_with_pauses(3, n_feeds):
         before = s.timings()
         t0 = time.perf_counter()
         r = s.feed(pcm)
-        times.append(time.perf_counter() - t0)
+        out["times"].append(time.perf_counter() - t0)
         after = s.timings()
-        assert after["n_decoder_positions"] > before["n_decoder_positions"], "the decoder stopped"
-        rss.append(rss_mb())
-        states.append(s.state_bytes)
-        texts.append("".join(t[1] for t in r["new_tokens"]) + r["text_tail"])
-        eous += sum(1 for e, _ in r["events"] if e == "end_of_utterance")
+        out["stalls"] += int(after["n_decoder_positions"] <= before["n_decoder_positions"])
+        out["rss"].append(rss_mb())
+        out["states"].append(s.state_bytes)
+        out["texts"].append("".join(t[1] for t in r["new_tokens"]) + r["text_tail"])
+        out["eous"] += sum(1 for e, _ in r["events"] if e == "end_of_utterance")
+    out["finish_events"] = [e for e, _ in s.finish()["events"]]
+    return out
 
+
+def test_long_stream_keeps_its_state_and_goes_on(loaded: Callable[..., engine.Model]) -> None:
+    """The deterministic part (default run): constant state size, the decoder never stops, the live
+    EOS rule is exercised, text keeps coming and finish() still works."""
+    r = run_soak(loaded("tiny_small"))
+    states = r["states"]
     assert len(set(states[WARMUP:])) == 1, f"state_bytes changed after warm-up: {sorted(set(states))}"
+    assert r["stalls"] == 0, "the decoder stopped"
+    assert r["eous"] > 0, "the pauses produced no end_of_utterance: the live EOS rule is not exercised"
+    assert "".join(r["texts"][-60:]).strip(), "no text in the last minute of the stream"
+    assert "finished" in r["finish_events"]
+
+
+@pytest.mark.slow
+def test_long_stream_memory_and_time_stay_flat(loaded: Callable[..., engine.Model]) -> None:
+    """RSS and per-feed time thresholds: machine-dependent, so only in the slow set (a loaded
+    2-core machine failed the default run on them)."""
+    r = run_soak(loaded("tiny_small"))
+    rss, times = r["rss"], r["times"]
     growth = max(rss[WARMUP:]) - rss[WARMUP]
     assert growth <= 20.0, f"RSS grew {growth:.1f} MB after warm-up"
     early = float(np.median(times[WARMUP : WARMUP + WINDOW]))
     late = float(np.median(times[-WINDOW:]))
     assert late / early <= 1.5, f"per-feed time {early * 1e3:.1f} ms early, {late * 1e3:.1f} ms late"
-    assert eous > 0, "the pauses produced no end_of_utterance; the test does not exercise the live EOS rule"
-    assert "".join(texts[-60:]).strip(), "no text in the last minute of the stream"
-    # Still consistent at the end: finish decodes what is left and the stream reports it is done.
-    assert "finished" in [e for e, _ in s.finish()["events"]]
