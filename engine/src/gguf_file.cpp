@@ -1,5 +1,7 @@
 #include "gguf_file.h"
 
+#include "utf8_assembler.h"
+
 #include <ggml-alloc.h>
 #include <ggml-backend.h>
 #include <ggml-cpu.h>
@@ -192,8 +194,21 @@ float hparam_reader::f32(const char * key) const {
     return v;
 }
 
+namespace {
+
+// Strings reach Python as str: anything but valid UTF-8 is a corrupt file, not a decode error later.
+std::string checked_utf8(const char * key, std::string s) {
+    utf8_assembler a;
+    if (a.push(s) + a.flush() != s) {
+        throw std::runtime_error(std::string("model key '") + key + "' holds a string that is not valid UTF-8");
+    }
+    return s;
+}
+
+} // namespace
+
 std::string hparam_reader::str(const char * key) const {
-    return gguf_get_val_str(ctx_, find(key, GGUF_TYPE_STRING));
+    return checked_utf8(key, gguf_get_val_str(ctx_, find(key, GGUF_TYPE_STRING)));
 }
 
 std::vector<uint32_t> hparam_reader::u32_array(const char * key) const {
@@ -216,7 +231,7 @@ std::vector<uint8_t> hparam_reader::u8_array(const char * key) const {
 std::vector<std::string> hparam_reader::str_array(const char * key) const {
     const int64_t id = find_array(key, GGUF_TYPE_STRING);
     std::vector<std::string> out((size_t) gguf_get_arr_n(ctx_, id));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = gguf_get_arr_str(ctx_, id, i);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = checked_utf8(key, gguf_get_arr_str(ctx_, id, i));
     return out;
 }
 
