@@ -1,10 +1,10 @@
 #include "gguf_file.h"
 
+#include "backend_registry.h"
 #include "utf8_assembler.h"
 
 #include <ggml-alloc.h>
 #include <ggml-backend.h>
-#include <ggml-cpu.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,48 +24,6 @@
 namespace captionist {
 
 namespace {
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return (char) std::tolower(c); });
-    return s;
-}
-
-// ggml prints through this. Every failure reaches the caller as an exception with its own
-// message, so ggml's lines are shown only when CAPTIONIST_GGML_LOG is set (for debugging).
-void log_callback(ggml_log_level level, const char * text, void *) {
-    static const bool enabled = std::getenv("CAPTIONIST_GGML_LOG") != nullptr;
-    if (enabled && level != GGML_LOG_LEVEL_DEBUG) {
-        fputs(text, stderr);
-    }
-}
-
-ggml_backend_dev_t pick_device(const std::string & want) {
-    const std::string w = lower(want);
-    std::string available;
-    ggml_backend_dev_t cpu = nullptr, gpu = nullptr, named = nullptr;
-    for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
-        ggml_backend_dev_t d = ggml_backend_dev_get(i);
-        const std::string name = ggml_backend_dev_name(d);
-        available += (available.empty() ? "" : ", ") + name;
-        const auto type = ggml_backend_dev_type(d);
-        if (type == GGML_BACKEND_DEVICE_TYPE_CPU && !cpu) cpu = d;
-        if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && !gpu) gpu = d;
-        if (!named && (w == "metal" || w == "cuda") && lower(name).rfind(w, 0) == 0) named = d;
-    }
-    if (w == "auto") {
-        if (gpu) return gpu;
-        if (cpu) return cpu;
-    } else if (w == "cpu") {
-        if (cpu) return cpu;
-    } else if (w == "metal" || w == "cuda") {
-        if (named) return named;
-        throw std::runtime_error("backend '" + want + "' is not available in this ggml build (available: " +
-                                 available + ")");
-    } else {
-        throw std::runtime_error("unknown backend '" + want + "' (use auto, cpu, metal or cuda)");
-    }
-    throw std::runtime_error("no usable ggml device found (available: " + available + ")");
-}
 
 void read_tensor_data(model_base & m, const gguf_file & f) {
     std::ifstream in(f.path, std::ios::binary);
@@ -94,14 +52,6 @@ void read_tensor_data(model_base & m, const gguf_file & f) {
 }
 
 } // namespace
-
-void backend_init_once() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        ggml_log_set(log_callback, nullptr);
-        ggml_backend_load_all();
-    });
-}
 
 model_base::~model_base() {
     if (buf_w) ggml_backend_buffer_free(buf_w);

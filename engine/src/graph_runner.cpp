@@ -2,7 +2,7 @@
 
 #include "model_base.h"
 
-#include <ggml-cpu.h>
+#include "backend_registry.h"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -21,12 +21,10 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
     for (ggml_backend_t b : backends_) {
         ggml_backend_dev_t dev = ggml_backend_get_device(b);
         if (dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
-            ggml_backend_cpu_set_n_threads(b, m.n_threads);
-            ggml_threadpool_params tp = ggml_threadpool_params_default(m.n_threads);
+            cpu_set_n_threads(b, m.n_threads);
             const char * poll = std::getenv("CAPTIONIST_POLL");
-            tp.poll = poll ? (uint32_t) std::atoi(poll) : tp.poll;
-            threadpool_ = ggml_threadpool_new(&tp);
-            if (threadpool_) ggml_backend_cpu_set_threadpool(b, threadpool_);
+            threadpool_ = cpu_threadpool_new(m.n_threads, poll ? std::atoi(poll) : 50);
+            cpu_set_threadpool(b, threadpool_);
         }
     }
     sched_ = ggml_backend_sched_new(backends_.data(), nullptr, (int) backends_.size(), GRAPH_MAX_NODES, false, false);
@@ -38,7 +36,7 @@ graph_runner::~graph_runner() {
     if (ctx_) ggml_free(ctx_);
     if (sched_) ggml_backend_sched_free(sched_);
     for (ggml_backend_t b : backends_) ggml_backend_free(b);
-    if (threadpool_) ggml_threadpool_free(threadpool_);
+    cpu_threadpool_free(threadpool_);
 }
 
 ggml_context * graph_runner::begin() {

@@ -2,7 +2,6 @@
 
 #include <captionist/engine.h>
 
-#include <ggml-cpu.h>
 #include <ggml.h>
 #include <gguf.h>
 

@@ -1,0 +1,154 @@
+#include "backend_registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#endif
+
+namespace captionist {
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return (char) std::tolower(c); });
+    return s;
+}
+
+// ggml prints through this. Every failure reaches the caller as an exception with its own
+// message, so ggml's lines are shown only when CAPTIONIST_GGML_LOG is set (for debugging).
+void log_callback(ggml_log_level level, const char * text, void *) {
+    static const bool enabled = std::getenv("CAPTIONIST_GGML_LOG") != nullptr;
+    if (enabled && level != GGML_LOG_LEVEL_DEBUG) {
+        fputs(text, stderr);
+    }
+}
+
+// The folder holding libggml (its backend modules are installed beside it); empty if unknown.
+std::string ggml_library_dir() {
+    std::string path;
+#if defined(_WIN32)
+    HMODULE h = nullptr;
+    if (GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                           (LPCSTR) (void *) &ggml_backend_load_all, &h)) {
+        char buf[4096];
+        const DWORD n = GetModuleFileNameA(h, buf, sizeof(buf));
+        if (n > 0 && n < sizeof(buf)) path.assign(buf, n);
+    }
+    const size_t cut = path.find_last_of("\\/");
+#else
+    Dl_info info{};
+    if (dladdr((void *) &ggml_backend_load_all, &info) && info.dli_fname) path = info.dli_fname;
+    const size_t cut = path.find_last_of('/');
+#endif
+    return cut == std::string::npos ? std::string() : path.substr(0, cut);
+}
+
+ggml_backend_reg_t cpu_reg() {
+    ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    return dev ? ggml_backend_dev_backend_reg(dev) : nullptr;
+}
+
+template <typename F> F cpu_proc(const char * name) {
+    ggml_backend_reg_t reg = cpu_reg();
+    return reg ? (F) ggml_backend_reg_get_proc_address(reg, name) : nullptr;
+}
+
+bool is_cpu(ggml_backend_t backend) {
+    ggml_backend_dev_t dev = backend ? ggml_backend_get_device(backend) : nullptr;
+    return dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
+}
+
+} // namespace
+
+void backend_init_once() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        ggml_log_set(log_callback, nullptr);
+        const std::string dir = ggml_library_dir();
+        // Modules beside libggml first (wheels, installers); ggml's own search (the executable's
+        // folder, GGML_BACKEND_PATH) for what that did not find. Statically linked backends are
+        // registered already and are not loaded twice.
+        if (!dir.empty()) ggml_backend_load_all_from_path(dir.c_str());
+        if (!ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) ggml_backend_load_all();
+    });
+}
+
+ggml_backend_dev_t pick_device(const std::string & want) {
+    const std::string w = lower(want);
+    std::string available;
+    ggml_backend_dev_t cpu = nullptr, gpu = nullptr, named = nullptr;
+    for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+        ggml_backend_dev_t d = ggml_backend_dev_get(i);
+        const std::string name = ggml_backend_dev_name(d);
+        const std::string reg = ggml_backend_reg_name(ggml_backend_dev_backend_reg(d));
+        available += (available.empty() ? "" : ", ") + name;
+        const auto type = ggml_backend_dev_type(d);
+        if (type == GGML_BACKEND_DEVICE_TYPE_CPU && !cpu) cpu = d;
+        if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && !gpu) gpu = d;
+        if (!named && w != "auto" && w != "cpu" && (lower(reg) == w || lower(name).rfind(w, 0) == 0)) named = d;
+    }
+    if (w == "auto") {
+        if (gpu) return gpu;
+        if (cpu) return cpu;
+    } else if (w == "cpu") {
+        if (cpu) return cpu;
+    } else if (w.empty() || w.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
+        throw std::runtime_error("unknown backend '" + want + "' (use auto, cpu or a ggml backend name)");
+    } else {
+        if (named) return named;
+        throw std::runtime_error("backend '" + want + "' is not available in this ggml build (available: " +
+                                 available + ")");
+    }
+    throw std::runtime_error("no usable ggml device found (available: " + available + ")");
+}
+
+std::string cpu_backend_features() {
+    ggml_backend_reg_t reg = cpu_reg();
+    auto get = reg ? (ggml_backend_get_features_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features")
+                   : nullptr;
+    std::string out;
+    if (!get) return out;
+    for (ggml_backend_feature * f = get(reg); f && f->name; ++f) {
+        if (!out.empty()) out += ' ';
+        out += f->name;
+        if (f->value && std::string(f->value) != "1") out += std::string("=") + f->value;
+    }
+    return out;
+}
+
+void cpu_set_n_threads(ggml_backend_t backend, int n_threads) {
+    if (!is_cpu(backend)) return;
+    if (auto fn = cpu_proc<ggml_backend_set_n_threads_t>("ggml_backend_set_n_threads")) fn(backend, n_threads);
+}
+
+ggml_threadpool * cpu_threadpool_new(int n_threads, int poll) {
+    using new_fn = ggml_threadpool * (*) (ggml_threadpool_params *);
+    auto fn = cpu_proc<new_fn>("ggml_threadpool_new");
+    if (!fn) return nullptr;
+    ggml_threadpool_params tp = ggml_threadpool_params_default(n_threads);
+    tp.poll = (uint32_t) std::clamp(poll, 0, 100);
+    return fn(&tp);
+}
+
+void cpu_threadpool_free(ggml_threadpool * tp) {
+    using free_fn = void (*)(ggml_threadpool *);
+    if (!tp) return;
+    if (auto fn = cpu_proc<free_fn>("ggml_threadpool_free")) fn(tp);
+}
+
+void cpu_set_threadpool(ggml_backend_t backend, ggml_threadpool * tp) {
+    using set_fn = void (*)(ggml_backend_t, ggml_threadpool *);
+    if (!is_cpu(backend) || !tp) return;
+    if (auto fn = cpu_proc<set_fn>("ggml_backend_cpu_set_threadpool")) fn(backend, tp);
+}
+
+} // namespace captionist

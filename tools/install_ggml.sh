@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# ggml for Captionist, built from the pinned libggml-python source distribution (no vendored copy):
+# its backends as loadable modules (GGML_BACKEND_DL) with one CPU backend per instruction-set level
+# (GGML_CPU_ALL_VARIANTS: SSE4.2 ... AVX2, AVX-512, VNNI, BF16, AMX; the best one for the CPU is
+# picked when the engine starts) and llamafile's matrix kernels. The prebuilt wheel on PyPI is one
+# AVX2 build without them. Skipped when that build is installed already (CAPTIONIST_GGML_REBUILD=1
+# forces it). Extra CMake defines (e.g. -DGGML_VULKAN=ON) can be passed in CAPTIONIST_GGML_CMAKE_ARGS.
+# Takes 10-20 minutes on 2 cores, once; pip caches the built wheel.
+set -euo pipefail
+PY=${PYTHON:-python3}
+VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$(dirname "$0")/../pyproject.toml" | head -n 1)
+have_variants() {
+  "$PY" - "$VERSION" <<'PY'
+import pathlib, sys
+from importlib import metadata
+try:
+    if metadata.version("libggml-python") != sys.argv[1]:
+        sys.exit(1)
+    import libggml
+except Exception:
+    sys.exit(1)
+root = pathlib.Path(libggml.__file__).parent
+sys.exit(0 if any(root.glob("lib*/*ggml-cpu-*")) else 1)
+PY
+}
+if [ "${CAPTIONIST_GGML_REBUILD:-0}" != 1 ] && have_variants; then
+  exit 0
+fi
+echo "install_ggml: building ggml ${VERSION} from source with runtime CPU dispatch (once; 10-20 minutes)" >&2
+JOBS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+CMAKE_ARGS="-DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=ON ${CAPTIONIST_GGML_CMAKE_ARGS:-}" \
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$JOBS} \
+  "$PY" -m pip install -q --no-cache-dir --force-reinstall --no-deps --no-binary libggml-python "libggml-python==${VERSION}"
+have_variants || { echo "install_ggml: the build did not install the CPU variants" >&2; exit 1; }
