@@ -6,6 +6,7 @@ Usage::
     paths.settings_file()          # <config dir>/settings.json
     paths.models_dir()             # <data dir>/models
     paths.default_transcript_dir() # ~/Documents/Captionist
+    paths.session_journals_dir()   # <data dir>/sessions (journals kept for export, not beside transcripts)
     paths.instance_name()          # the single-instance socket name (per user and config dir)
 
 Every location comes from platformdirs. ``CAPTIONIST_HOME`` (an absolute folder) overrides the
@@ -51,6 +52,12 @@ def models_dir() -> Path:
 def download_cache_dir() -> Path:
     """Where checkpoint downloads land before conversion (kept for resume)."""
     return data_dir() / "downloads"
+
+
+def session_journals_dir() -> Path:
+    """Where the journals of finished sessions are kept when only they can export the transcript
+    to another format (Markdown, untimed text); see ``captionist.transcript.archive``."""
+    return data_dir() / "sessions"
 
 
 def default_transcript_dir() -> Path:

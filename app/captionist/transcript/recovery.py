@@ -16,8 +16,10 @@ Rules, per ``*.journal.jsonl`` in the folder whose session did not end:
   ``<stem> (recovered).<fmt>``;
 * a journal with no readable session in it is set aside as ``<journal>.unreadable``;
 * a session without text leaves nothing (its journal and any empty transcript are removed);
-* after a rebuild the journal is marked ended, and removed like ``SessionWriter.close`` does
-  (``journal_needed``);
+* after a rebuild the journal is marked ended, and removed or moved to the archive like
+  ``SessionWriter.close`` does (``journal_needed``, ``captionist.transcript.archive``);
+* a finished journal still needed that lies beside its transcript (the archive could not be
+  written, or an older version left it there) is moved to the archive, silently;
 * a file that cannot be written or renamed is reported and left as it is, to be tried next start.
 """
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from captionist.transcript.archive import archive_journal
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
     JournalContents,
@@ -163,7 +166,26 @@ def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
         notes.append(f"the journal is kept as {aside.name}")
     elif outcome is RecoveryOutcome.REBUILT and not journal_needed(fmt, header["timestamps"]):
         remove_quietly(journal)
+    elif outcome is RecoveryOutcome.REBUILT:
+        _archive_quietly(journal, dest)
     return RecoveredSession(journal, outcome, dest, "; ".join(notes), aside)
+
+
+def _archive_quietly(journal: Path, transcript: Path) -> None:
+    """Move a finished, still needed journal to the archive; if it cannot be, it stays (next start)."""
+    try:
+        archive_journal(journal, transcript)
+    except TranscriptWriteError:
+        pass
+
+
+def _tidy_finished(journal: Path, contents: JournalContents) -> None:
+    """A finished journal beside its transcript: move it to the archive if only it can export the
+    transcript (``journal_needed``); any other is left as it is."""
+    stem = journal.name[: -len(JOURNAL_SUFFIX)]
+    transcript = journal.with_name(f"{stem}.{contents.fmt}")
+    if journal_needed(contents.fmt, contents.header["timestamps"]) and transcript.is_file():
+        _archive_quietly(journal, transcript)
 
 
 def recover_sessions(folder: Path) -> RecoveryReport:
@@ -189,6 +211,7 @@ def recover_sessions(folder: Path) -> RecoveryReport:
                 report.sessions.append(outcome)
             continue
         if contents.finished:
+            _tidy_finished(journal, contents)
             continue
         try:
             report.sessions.append(_recover_one(journal, contents))

@@ -17,8 +17,9 @@ After a crash the human file lacks at most the caption that was still open; ``re
 
 The folder stays clean: the human file is created with the first caption, so a session without
 text leaves no file at all, and ``close`` removes the journal once the transcript is complete and
-flushed, except for Markdown and plain (untimed) text, which cannot be parsed back into timed
-captions (see ``journal_needed``).
+flushed. Markdown and plain (untimed) text cannot be parsed back into timed captions (see
+``journal_needed``), so their finished journal moves into the app's data folder instead
+(``captionist.transcript.archive``), where ``export`` finds it.
 
 ``write_gap`` marks audio that was dropped (the engine fell behind): the open caption is finished,
 a gap record goes to the journal and a caption ``[7.5 s of audio not transcribed: <reason>]``
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from captionist.engine import Token
+from captionist.transcript.archive import archive_journal, journal_for
 from captionist.transcript.caption import Caption
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
@@ -115,9 +117,10 @@ def _free_stem(folder: Path, stem: str, fmt: str) -> str:
 
 
 def journal_needed(fmt: str, timestamps: bool) -> bool:
-    """Whether a finished session's journal must be kept: Markdown and plain (untimed) text cannot
-    be parsed back into timed captions, so only the journal can export them to another format.
-    Every other transcript is complete on its own and its journal is removed."""
+    """Whether a finished session's journal must be kept (in the archive, see
+    ``captionist.transcript.archive``): Markdown and plain (untimed) text cannot be parsed back into
+    timed captions, so only the journal can export them to another format. Every other transcript
+    is complete on its own and its journal is removed."""
     return fmt == "md" or (fmt == "txt" and not timestamps)
 
 
@@ -301,7 +304,9 @@ class SessionWriter:
 
     def close(self) -> Path | None:
         """Write the open caption, rewrite the human file atomically, then end the journal and
-        remove it unless it is still needed (``journal_needed``).
+        remove it, or move it to the archive when it is still needed (``journal_needed``;
+        ``journal_path`` then names where it went; if the archive cannot be written it stays beside
+        the transcript, and the next start moves it).
 
         Returns the transcript's path, or None when the session had no text: then neither a
         transcript nor a journal is left behind. Raises ``TranscriptWriteError`` if the transcript
@@ -329,6 +334,11 @@ class SessionWriter:
         self._closed = True
         if not journal_needed(self.fmt, self.timestamps):
             remove_quietly(self.journal_path)
+        else:
+            try:
+                self.journal_path = archive_journal(self.journal_path, self.path)
+            except TranscriptWriteError:
+                pass  # kept beside the transcript: nothing is lost and export still finds it
         return self.path
 
     @staticmethod
@@ -340,14 +350,14 @@ class SessionWriter:
     def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
         """Write a session (its journal, or a transcript file) to ``dest`` in format ``fmt``.
 
-        A transcript file whose journal lies next to it is exported from the journal (lossless);
-        otherwise srt/vtt/json/timestamped txt files are parsed. ``timestamps`` defaults to the
-        session's setting (``True`` for parsed files).
+        A transcript file whose journal lies next to it or in the archive (``archive.journal_for``)
+        is exported from the journal (lossless); otherwise srt/vtt/json/timestamped txt files are
+        parsed. ``timestamps`` defaults to the session's setting (``True`` for parsed files).
         """
         fmt = check_format(fmt)
         src = Path(journal_or_path)
-        journal = src if src.name.endswith(JOURNAL_SUFFIX) else src.with_name(src.stem + JOURNAL_SUFFIX)
-        if journal.exists():
+        journal = src if src.name.endswith(JOURNAL_SUFFIX) else journal_for(src)
+        if journal is not None and journal.exists():
             captions, header = SessionWriter.captions_from_journal(journal)
             meta = header.get("meta") or {}
             ts = bool(header.get("timestamps", True)) if timestamps is None else timestamps
