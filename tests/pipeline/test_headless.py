@@ -43,6 +43,33 @@ def test_live_prints_captions_and_writes_requested_file(qapp, fake_sd, wav_48k, 
     assert f"transcript written to {dest}" in err.getvalue()
 
 
+@pytest.mark.parametrize("suffix", ["vtt", "md"])
+def test_live_with_output_leaves_only_that_file(qapp, fake_sd, wav_48k, tmp_path, suffix: str) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    dest = tmp_path / "meeting" / f"talk.{suffix}"
+    err = io.StringIO()
+    status = run_live(
+        str(model_file),
+        "null",
+        480,
+        dest,
+        0.2,
+        "auto",
+        sd=fake_sd,
+        model_loader=lambda p, b: FakeModel(),
+        out=io.StringIO(),
+        err=err,
+    )
+    assert status == 0, err.getvalue()
+    assert "w0" in dest.read_text()
+    assert sorted(dest.parent.iterdir()) == [dest]  # no <start time> transcript or journal beside it
+    archive = paths.session_journals_dir()
+    assert not archive.exists() or list(archive.iterdir()) == []  # nor a journal kept for export
+
+
 def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path, monkeypatch) -> None:
     fake_sd.add_device("Mic", rate=16000)
     model_file = tmp_path / "m.gguf"

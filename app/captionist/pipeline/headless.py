@@ -13,8 +13,9 @@ the model's own defaults are used (the desktop app's saved settings are never re
 Captions are printed to stdout as they are committed (a line break at each end of utterance);
 notices and errors go to stderr. The session's crash-safe transcript is written continuously into
 the output's folder (``<start time>.<fmt>`` plus its journal); when the session ends it is exported
-to ``output`` itself, atomically. ``output`` must be a new path or a regular file. Without
-``output`` the transcript goes to ``paths.default_transcript_dir()`` as timestamped txt.
+to ``output`` itself, atomically, and the session's own files are removed, so only ``output``
+remains. ``output`` must be a new path or a regular file. Without ``output`` the transcript goes to
+``paths.default_transcript_dir()`` as timestamped txt.
 Ctrl-C (or the duration) stops capture; audio already captured is still transcribed.
 
 Nothing captured is lost to a write failure (a full disk): the committed tokens are also kept in
@@ -58,6 +59,7 @@ from captionist.transcript import (
     segment_tokens,
     with_utterance_ends,
 )
+from captionist.transcript.archive import remove_session
 from captionist.transcript.session import write_atomic
 
 DEFAULT_FORMAT = "txt"  # without -o: timestamped txt in paths.default_transcript_dir()
@@ -231,6 +233,7 @@ def run_live(
     if final is not None and output is not None and output.resolve() != final.resolve():
         try:
             SessionWriter.export(final, output, fmt)
+            remove_session(final)  # output holds all of it: no <start time> transcript or journal left
             final = output
         except (OSError, ValueError) as exc:
             print(f"captionist: error: {exc}", file=err, flush=True)
