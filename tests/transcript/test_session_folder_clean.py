@@ -88,3 +88,14 @@ def test_a_silent_session_leaves_no_file(tmp_path: Path, fmt: str) -> None:
     assert w.close() is None
     assert list(tmp_path.iterdir()) == []
     assert w.close() is None  # closing twice is harmless
+
+
+def test_a_recovered_markdown_session_keeps_its_journal_in_the_data_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "transcripts"
+    crashed = SessionWriter(folder, "md", started=STARTED, token_ms=TOKEN_MS)
+    crashed.add_tokens(words("said before the crash"))  # never closed
+    assert recover_sessions(folder).transcripts == [crashed.path]
+    assert sorted(folder.iterdir()) == [crashed.path]
+    SessionWriter.export(crashed.path, tmp_path / "again.srt", "srt")
+    [cue] = parse("srt", (tmp_path / "again.srt").read_text(encoding="utf-8"))
+    assert (cue.text, cue.start_ms) == ("said before the crash", 0)
