@@ -15,10 +15,13 @@ int hex_digit(char c) {
     return -1;
 }
 
-// "<0xNN>" -> the byte; throws on anything else.
+// "<0xNN>" -> the byte; throws on anything else. The length is checked before any character is
+// read: a short piece such as "<0x" or "<0x4" must not be read past its end.
 std::string byte_piece(const std::string & piece, size_t id) {
-    const int hi = piece.size() == 6 ? hex_digit(piece[3]) : -1, lo = piece.size() == 6 ? hex_digit(piece[4]) : -1;
-    if (piece.compare(0, 3, "<0x") != 0 || piece[5] != '>' || hi < 0 || lo < 0) {
+    const bool shaped = piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>';
+    const int hi = shaped ? hex_digit(piece[3]) : -1;
+    const int lo = shaped ? hex_digit(piece[4]) : -1;
+    if (hi < 0 || lo < 0) {
         throw std::runtime_error("tokenizer piece " + std::to_string(id) + " is marked as a byte but is '" + piece +
                                  "' (expected <0xNN>)");
     }
