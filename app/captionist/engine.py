@@ -135,8 +135,8 @@ class Model:
     def __init__(self, path: str | Path, backend: str = "auto", n_threads: int | None = None) -> None:
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
-        if backend not in ("auto", "cpu", "metal", "cuda"):
-            raise ValueError(f"backend must be auto, cpu, metal or cuda; got {backend!r}")
+        if not isinstance(backend, str):
+            raise TypeError(f"backend must be a str, got {type(backend).__name__}")
         if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int)):
             raise TypeError(f"n_threads must be an int or None, got {type(n_threads).__name__}")
         if n_threads is not None and not 1 <= n_threads <= MAX_THREADS:

@@ -243,6 +243,7 @@ public:
         d["name"] = i.name;
         d["path"] = i.path;
         d["backend"] = i.backend;
+        d["cpu_features"] = i.cpu_features;
         d["n_threads"] = i.n_threads;
         d["weight_bytes"] = i.weight_bytes;
         d["sample_rate"] = i.sample_rate;

@@ -237,6 +237,7 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     model_info & info = m.info_;
     info.path = f.path;
     info.backend = m.backend_name;
+    info.cpu_features = cpu_backend_features();
     info.n_threads = m.n_threads;
     info.weight_bytes = m.weight_bytes;
     info.tensor_types.clear();

@@ -69,8 +69,10 @@ def test_missing_hyperparameter(tmp_path: Path, good: Path) -> None:
 
 
 def test_unknown_and_absent_backends(good: Path) -> None:
-    with pytest.raises(ValueError, match="backend must be"):
+    with pytest.raises(EngineError, match="backend 'tpu' is not available in this ggml build"):
         engine.Model(good, backend="tpu")
+    with pytest.raises(TypeError, match="backend must be a str"):
+        engine.Model(good, backend=3)  # type: ignore[arg-type]
     import captionist._engine as raw
 
     with pytest.raises(EngineError, match="not available in this ggml build"):

@@ -53,7 +53,7 @@ enum class stream_event_type {
 const char * stream_event_type_name(stream_event_type t);
 
 struct model_load_options {
-    std::string backend = "auto"; // "auto", "cpu", "metal", "cuda"
+    std::string backend = "auto"; // "auto", "cpu", or a ggml backend name: "metal", "cuda", "vulkan", ...
     int n_threads = 0;            // 0 = number of physical cores
 };
 
@@ -64,6 +64,7 @@ struct model_info {
     std::string name;      // general.name
     std::string path;
     std::string backend;   // device name: "CPU", "CUDA0", "Metal", ...
+    std::string cpu_features; // the CPU backend loaded: its variant and instruction sets ("AVX2 AVX512 ...")
     int n_threads = 1;
     size_t weight_bytes = 0;
     int sample_rate = 16000;

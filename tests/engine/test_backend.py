@@ -1,0 +1,57 @@
+"""Backend choice: the CPU backend variant ggml loads matches this processor, and backend names are
+checked (an unknown or unavailable backend is one clear error naming what is available)."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import pytest
+
+from captionist.engine import EngineError, Model
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _ggml_has_cpu_variants() -> bool:
+    import libggml
+
+    root = Path(libggml.__file__).parent
+    return any(root.glob("lib*/*ggml-cpu-*")) or any(root.glob("bin/*ggml-cpu-*"))
+
+
+def test_cpu_backend_reports_its_features(parakeet_eou_tiny_gguf: Path) -> None:
+    m = Model(parakeet_eou_tiny_gguf, backend="cpu", n_threads=1)
+    assert m.info["backend"] == "CPU"
+    assert isinstance(m.info["cpu_features"], str)
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 instruction sets")
+@pytest.mark.skipif(not _ggml_has_cpu_variants(), reason="ggml built without CPU variants (the PyPI wheel)")
+def test_the_best_cpu_variant_for_this_processor_is_loaded(parakeet_eou_tiny_gguf: Path) -> None:
+    flags = _cpu_flags()
+    if not flags:
+        pytest.skip("no /proc/cpuinfo")
+    features = set(Model(parakeet_eou_tiny_gguf, backend="cpu", n_threads=1).info["cpu_features"].split())
+    for flag, feature in (("avx2", "AVX2"), ("f16c", "F16C"), ("fma", "FMA"), ("avx512f", "AVX512")):
+        if flag in flags:
+            assert feature in features, (flag, sorted(features))
+    assert "LLAMAFILE" in features
+
+
+@pytest.mark.parametrize("name", ["nosuchbackend", "vulkan9", "x y", "../cpu"])
+def test_unknown_or_unavailable_backend_is_one_clear_error(parakeet_eou_tiny_gguf: Path, name: str) -> None:
+    with pytest.raises(EngineError) as e:
+        Model(parakeet_eou_tiny_gguf, backend=name, n_threads=1)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert "backend" in msg and name in msg
