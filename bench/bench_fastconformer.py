@@ -358,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{n}: {r['bandwidth_gbs']:.1f} GB/s, {r['matmul_gflops']:.1f} GFLOP/s" for n, r in roofs.items()
         )
     )
+    features = sorted({r.get("cpu_features", "") for r in rows if "error" not in r} - {""})
+    print("ggml CPU backend: " + ("; ".join(features) if features else "unknown"))
     print_table(rows, refs, costs, roofs)
     if refs:
         print_reference(refs)

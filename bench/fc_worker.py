@@ -91,6 +91,7 @@ def run_ours(args: argparse.Namespace) -> dict:
         "max_feed_ms": 1e3 * float(feed_ms.max()),
         "cpu_use": cpu / wall,
         "load_s": load_s,
+        "cpu_features": str(m.info.get("cpu_features", "")),
         "timings": s.timings(),
         "load_start": load_start,
         "load_end": os.getloadavg()[0],
