@@ -142,3 +142,34 @@ def test_live_help_shows_the_documented_defaults(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert "default: the model's default" in text
     assert "the desktop app's saved choices are not used" in text
+
+
+@pytest.mark.parametrize("with_output", [True, False])
+def test_live_with_nothing_said_exits_0(qapp, fake_sd, tmp_path, with_output: bool) -> None:
+    # Silence: the session makes no file of its own; an explicit -o still gets its (empty) transcript.
+    fake_sd.add_device("Monitor of null", rate=48000, channels=2, audio=np.zeros((48000, 2), np.float32))
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    dest = tmp_path / "meeting" / "silence.srt"
+    out, err = io.StringIO(), io.StringIO()
+    status = run_live(
+        str(model_file),
+        "null",
+        480,
+        dest if with_output else None,
+        0.2,
+        "auto",
+        sd=fake_sd,
+        model_loader=lambda p, b: FakeModel(),
+        out=out,
+        err=err,
+    )
+    assert status == 0, err.getvalue()
+    assert "error" not in err.getvalue()
+    assert out.getvalue().strip() == ""
+    if with_output:
+        assert dest.is_file() and parse("srt", dest.read_text()) == []
+    else:
+        assert "nothing was transcribed" in err.getvalue()
+        folder = paths.default_transcript_dir()
+        assert not folder.exists() or not [f for f in folder.rglob("*") if f.is_file()]

@@ -72,7 +72,8 @@ class SessionConfig:
 @dataclass(frozen=True)
 class SessionResult:
     summary: SessionSummary
-    transcript: Path | None
+    transcript: Path | None  # None: nothing was said (no file is made), or it could not be written
+    write_error: str | None = None  # why the transcript could not be written
 
 
 class SessionController(QObject):
@@ -357,18 +358,19 @@ class SessionController(QObject):
         self._meter, self._last_stats = None, None
         if self._capture is not None and self._capture.running:
             self._capture.stop()  # the worker ended on its own (an error)
-        path = None
+        path, write_error = None, None
         if self._writer is not None:
             try:
                 path = self._writer.close()
             except OSError as exc:
-                emit(self.error, str(exc))
+                write_error = str(exc)
+                emit(self.error, write_error)
         if self._thread is not None:
             self._thread.quit()  # the queued quit from the worker may not have been delivered yet
             self._thread.wait()
         self._worker, self._thread, self._control, self._capture, self._writer = None, None, None, None, None
         self._set_state("idle")
-        emit(self.session_finished, SessionResult(summary, path))
+        emit(self.session_finished, SessionResult(summary, path, write_error))
 
     @Slot()
     def _check_silence(self) -> None:

@@ -103,6 +103,10 @@ class CaptionPrinter(QObject):
             self._line_open = False
         print(f"captionist: {message}", file=self.err, flush=True)
 
+    def has_text(self) -> bool:
+        """Whether any word was captioned (a silent session has none)."""
+        return any(not t.is_control and t.piece.strip() for t in self.tokens)
+
     def render(self, fmt: str, *, token_ms: int, timestamps: bool, meta: dict[str, Any]) -> str:
         """The whole session's transcript in ``fmt``, from the tokens kept in memory."""
         items = [
@@ -238,6 +242,17 @@ def run_live(
         except (OSError, ValueError) as exc:
             print(f"captionist: error: {exc}", file=err, flush=True)
             final = None
+    if final is None and result.write_error is None and not printer.has_text():
+        # nothing was said: the session made no file; an explicit -o still gets its (empty) transcript
+        if output is None:
+            print("captionist: nothing was transcribed; no transcript written", file=err, flush=True)
+            return 1 if result.summary.error else 0
+        meta = {"model": model_path.name, "sources": [source.name]}
+        text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
+        if save_transcript(text, output, fmt, err) is None:
+            return 1
+        print(f"captionist: transcript written to {output}", file=err, flush=True)
+        return 1 if result.summary.error else 0
     if final is None:  # the transcript could not be written: write it again from memory
         meta = {"model": model_path.name, "sources": [source.name]}
         text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
