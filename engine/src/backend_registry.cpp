@@ -74,9 +74,11 @@ void backend_init_once() {
     std::call_once(once, [] {
         ggml_log_set(log_callback, nullptr);
         const std::string dir = ggml_library_dir();
-        // Modules beside libggml first (wheels, installers); ggml's own search (the executable's
-        // folder, GGML_BACKEND_PATH) for what that did not find. Statically linked backends are
-        // registered already and are not loaded twice.
+        // A linked build has its CPU backend registered already, and an installer bundle registers
+        // its modules at start (captionist.frozen): loading again would register them twice.
+        // Otherwise the modules beside libggml (wheels, build trees), then ggml's own search (the
+        // executable's folder, GGML_BACKEND_PATH) if that found no CPU backend.
+        if (ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) return;
         if (!dir.empty()) ggml_backend_load_all_from_path(dir.c_str());
         if (!ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) ggml_backend_load_all();
     });
