@@ -7,7 +7,8 @@ Usage::
     is_runtime_library("libggml.so", {"libggml.so", "libggml.so.0"})   # False: libggml.so.0 is the one
 
 Qt: a widgets app with an SVG icon needs a platform plugin, the SVG image-format and icon-engine
-plugins, the native style and input methods; everything else (and what it would pull in: QtQuick,
+plugins, the native style and input methods, and QtNetwork for its local socket (one instance per
+user); everything else (and what it would pull in: QtQuick,
 QtPdf, the virtual keyboard, GTK) stays out. Python: optional imports of our dependencies that the
 app never reaches (``tests/packaging`` imports the app's download and file code with these blocked).
 """
@@ -40,7 +41,7 @@ EXCLUDES: tuple[str, ...] = (
     "transformers", "mistral_common", "pytest", "hypothesis", "PIL", "Cython", "cython", "pygments",
     "pydantic", "pydantic_core", "jinja2", "markupsafe", "click", "typer", "rich", "trio", "setuptools",
     "cryptography", "OpenSSL", "sqlite3", "attrs", "attr",
-    "PySide6.QtNetwork", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets", "PySide6.QtPdf",
+    "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets", "PySide6.QtPdf",
     "PySide6.QtWebEngineCore", "PySide6.QtWebEngineWidgets", "PySide6.QtWebChannel", "PySide6.QtMultimedia",
     "PySide6.Qt3DCore", "PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtPrintSupport",
     "PySide6.QtDBus", "PySide6.QtSql", "PySide6.QtTest", "PySide6.QtDesigner", "PySide6.QtCharts",

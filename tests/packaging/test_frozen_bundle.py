@@ -109,8 +109,10 @@ def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
     assert (internal / "captionist" / "models_data" / "demo.gguf").is_file()
     assert list((internal / "captionist").glob("_engine*"))
     names = {p.name for p in internal.rglob("*ggml*")}
-    for lib in ("libggml.so.0", "libggml-base.so.0", "libggml-cpu.so.0") if LINUX else ():
+    for lib in ("libggml.so.0", "libggml-base.so.0") if LINUX else ():
         assert lib in names
+    if LINUX:  # the CPU backend: linked (the PyPI wheel) or one module per CPU variant (install_ggml.sh)
+        assert "libggml-cpu.so.0" in names or any(n.startswith("libggml-cpu-") for n in names), names
     assert (internal / "captionist" / "resources" / "captionist.svg").is_file()
 
 
