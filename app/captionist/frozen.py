@@ -65,6 +65,10 @@ def ggml_library(folder: Path) -> Path | None:
     return None
 
 
+_GGML_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+_QUIET_LOG = _GGML_LOG_FN(lambda level, text, user: None)  # module level: ggml keeps the pointer
+
+
 def load_dynamic_backends(base: Path, open_library: Callable[[str], ctypes.CDLL] = ctypes.CDLL) -> bool:
     """Register the loadable ggml backends of the bundle at ``base``; returns whether there were any.
 
@@ -80,6 +84,11 @@ def load_dynamic_backends(base: Path, open_library: Callable[[str], ctypes.CDLL]
         if library is None or not dynamic_backends(folder):
             continue
         ggml = open_library(str(library))
+        if not os.environ.get("CAPTIONIST_GGML_LOG") and hasattr(ggml, "ggml_log_set"):
+            # ggml logs each module it loads to stderr until the engine installs its own (quiet) logger
+            ggml.ggml_log_set.argtypes = [_GGML_LOG_FN, ctypes.c_void_p]
+            ggml.ggml_log_set.restype = None
+            ggml.ggml_log_set(_QUIET_LOG, None)
         ggml.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
         ggml.ggml_backend_load_all_from_path.restype = None
         ggml.ggml_backend_load_all_from_path(os.fsencode(folder))

@@ -156,6 +156,7 @@ def test_backend_loading_calls_the_real_ggml(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+    assert "load_backend" not in out.stderr  # ggml's loader lines stay quiet unless CAPTIONIST_GGML_LOG
 
 
 @pytest.mark.parametrize(
