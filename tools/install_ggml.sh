@@ -5,7 +5,7 @@
 # picked when the engine starts) and llamafile's matrix kernels. The prebuilt wheel on PyPI is one
 # AVX2 build without them. Skipped when that build is installed already (CAPTIONIST_GGML_REBUILD=1
 # forces it). Extra CMake defines (e.g. -DGGML_VULKAN=ON) can be passed in CAPTIONIST_GGML_CMAKE_ARGS.
-# Takes 10-20 minutes on 2 cores, once; pip caches the built wheel.
+# Takes 5-10 minutes on 2 cores, once.
 set -euo pipefail
 PY=${PYTHON:-python3}
 VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$(dirname "$0")/../pyproject.toml" | head -n 1)
@@ -26,7 +26,7 @@ PY
 if [ "${CAPTIONIST_GGML_REBUILD:-0}" != 1 ] && have_variants; then
   exit 0
 fi
-echo "install_ggml: building ggml ${VERSION} from source with runtime CPU dispatch (once; 10-20 minutes)" >&2
+echo "install_ggml: building ggml ${VERSION} from source with runtime CPU dispatch (once; 5-10 minutes)" >&2
 JOBS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 CMAKE_ARGS="-DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=ON ${CAPTIONIST_GGML_CMAKE_ARGS:-}" \
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$JOBS} \
