@@ -14,14 +14,9 @@ from captionist.transcript import parse
 from tests.fakes.fake_engine import FakeModel, expected_words
 
 
-def test_live_prints_captions_and_writes_requested_file(qapp, fake_sd, wav_48k, tmp_path) -> None:
-    audio, rate = soundfile.read(wav_48k, dtype="float32")
-    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
-    model_file = tmp_path / "m.gguf"
-    model_file.write_bytes(b"GGUF")
-    out, err = io.StringIO(), io.StringIO()
-    dest = tmp_path / "meeting" / "talk.vtt"
-    status = run_live(
+def live_on_null(fake_sd, model_file: Path, dest: Path | None, out: io.StringIO, err: io.StringIO) -> int:
+    """``captionist live`` on the fake "Monitor of null" source at 480 ms for 0.2 s, with the fake engine."""
+    return run_live(
         str(model_file),
         "null",
         480,
@@ -33,6 +28,16 @@ def test_live_prints_captions_and_writes_requested_file(qapp, fake_sd, wav_48k, 
         out=out,
         err=err,
     )
+
+
+def test_live_prints_captions_and_writes_requested_file(qapp, fake_sd, wav_48k, tmp_path) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    out, err = io.StringIO(), io.StringIO()
+    dest = tmp_path / "meeting" / "talk.vtt"
+    status = live_on_null(fake_sd, model_file, dest, out, err)
     assert status == 0, err.getvalue()
     import soxr
 
@@ -51,18 +56,7 @@ def test_live_with_output_leaves_only_that_file(qapp, fake_sd, wav_48k, tmp_path
     model_file.write_bytes(b"GGUF")
     dest = tmp_path / "meeting" / f"talk.{suffix}"
     err = io.StringIO()
-    status = run_live(
-        str(model_file),
-        "null",
-        480,
-        dest,
-        0.2,
-        "auto",
-        sd=fake_sd,
-        model_loader=lambda p, b: FakeModel(),
-        out=io.StringIO(),
-        err=err,
-    )
+    status = live_on_null(fake_sd, model_file, dest, io.StringIO(), err)
     assert status == 0, err.getvalue()
     assert "w0" in dest.read_text()
     assert sorted(dest.parent.iterdir()) == [dest]  # no <start time> transcript or journal beside it
@@ -152,18 +146,7 @@ def test_live_with_nothing_said_exits_0(qapp, fake_sd, tmp_path, with_output: bo
     model_file.write_bytes(b"GGUF")
     dest = tmp_path / "meeting" / "silence.srt"
     out, err = io.StringIO(), io.StringIO()
-    status = run_live(
-        str(model_file),
-        "null",
-        480,
-        dest if with_output else None,
-        0.2,
-        "auto",
-        sd=fake_sd,
-        model_loader=lambda p, b: FakeModel(),
-        out=out,
-        err=err,
-    )
+    status = live_on_null(fake_sd, model_file, dest if with_output else None, out, err)
     assert status == 0, err.getvalue()
     assert "error" not in err.getvalue()
     assert out.getvalue().strip() == ""
