@@ -123,6 +123,34 @@ def _events(result: dict[str, Any]) -> list[tuple[int, StreamEvent]]:
     return [(int(at), StreamEvent(name)) for name, at in result["events"]]
 
 
+def resolve_latency(
+    latencies_ms: tuple[int, ...], default_latency_ms: int, latency_ms: int | None, delay_ms: int | None
+) -> int:
+    """``latency_ms`` (or Voxtral's ``delay_ms``) if the model offers it, else ``default_latency_ms``
+    when neither is given; a ValueError names the supported choices. (Model.resolve_latency.)"""
+    if latency_ms is not None and delay_ms is not None and latency_ms != delay_ms:
+        raise ValueError("give latency_ms or delay_ms, not both")
+    chosen = latency_ms if latency_ms is not None else delay_ms
+    if chosen is None:
+        return default_latency_ms
+    if chosen not in latencies_ms:
+        allowed = ", ".join(str(x) for x in latencies_ms)
+        raise ValueError(f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms")
+    return int(chosen)
+
+
+def resolve_language(languages: tuple[str, ...], language: str | None) -> str:
+    """'' for the model's default; a ValueError for a language the model does not offer
+    (Model.resolve_language)."""
+    if language is None:
+        return ""
+    if not languages:
+        raise ValueError("this model recognises the language itself; it takes no language choice")
+    if language not in languages:
+        raise ValueError(f"unknown language {language!r}; choose one of {', '.join(languages)}")
+    return language
+
+
 class Model:
     """A loaded model file of any supported family. Immutable and shareable across threads.
 
@@ -189,27 +217,11 @@ class Model:
     def resolve_latency(self, latency_ms: int | None = None, delay_ms: int | None = None) -> int:
         """The latency to use: ``latency_ms`` (or Voxtral's ``delay_ms``), else the default; a
         ValueError names the supported choices."""
-        if latency_ms is not None and delay_ms is not None and latency_ms != delay_ms:
-            raise ValueError("give latency_ms or delay_ms, not both")
-        chosen = latency_ms if latency_ms is not None else delay_ms
-        if chosen is None:
-            return self.default_latency_ms
-        if chosen not in self.latencies_ms:
-            allowed = ", ".join(str(x) for x in self.latencies_ms)
-            raise ValueError(
-                f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms"
-            )
-        return int(chosen)
+        return resolve_latency(self.latencies_ms, self.default_latency_ms, latency_ms, delay_ms)
 
     def resolve_language(self, language: str | None) -> str:
         """'' for the model's default; a ValueError for a language the model does not offer."""
-        if language is None:
-            return ""
-        if not self.languages:
-            raise ValueError("this model recognises the language itself; it takes no language choice")
-        if language not in self.languages:
-            raise ValueError(f"unknown language {language!r}; choose one of {', '.join(self.languages)}")
-        return language
+        return resolve_language(self.languages, language)
 
     def stream(
         self, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None

@@ -23,7 +23,15 @@ import time
 
 import numpy as np
 
-from captionist.engine import SAMPLE_RATE, EngineError, StreamEvent, StreamUpdate, Token
+from captionist.engine import (
+    SAMPLE_RATE,
+    EngineError,
+    StreamEvent,
+    StreamUpdate,
+    Token,
+    resolve_language,
+    resolve_latency,
+)
 
 
 class FakeStream:
@@ -203,26 +211,10 @@ class FakeModel:
         self._lock = threading.Lock()
 
     def resolve_latency(self, latency_ms: int | None = None, delay_ms: int | None = None) -> int:
-        if latency_ms is not None and delay_ms is not None and latency_ms != delay_ms:
-            raise ValueError("give latency_ms or delay_ms, not both")
-        chosen = latency_ms if latency_ms is not None else delay_ms
-        if chosen is None:
-            return self.default_latency_ms
-        if chosen not in self.latencies_ms:
-            allowed = ", ".join(str(x) for x in self.latencies_ms)
-            raise ValueError(
-                f"latency {chosen} ms is not supported by this model; choose one of {allowed} ms"
-            )
-        return chosen
+        return resolve_latency(self.latencies_ms, self.default_latency_ms, latency_ms, delay_ms)
 
     def resolve_language(self, language: str | None) -> str:
-        if language is None:
-            return ""
-        if not self.languages:
-            raise ValueError("this model recognises the language itself; it takes no language choice")
-        if language not in self.languages:
-            raise ValueError(f"unknown language {language!r}; choose one of {', '.join(self.languages)}")
-        return language
+        return resolve_language(self.languages, language)
 
     def stream(
         self, latency_ms: int | None = None, language: str | None = None, *, delay_ms: int | None = None
