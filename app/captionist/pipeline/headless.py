@@ -242,24 +242,19 @@ def run_live(
         except (OSError, ValueError) as exc:
             print(f"captionist: error: {exc}", file=err, flush=True)
             final = None
-    if final is None and result.write_error is None and not printer.has_text():
-        # nothing was said: the session made no file; an explicit -o still gets its (empty) transcript
-        if output is None:
+    if final is None:
+        # nothing was said (the session made no file of its own), or the transcript could not be
+        # written: write it from the tokens in memory (an explicit -o gets even an empty one)
+        silent = result.write_error is None and not printer.has_text()
+        if silent and output is None:
             print("captionist: nothing was transcribed; no transcript written", file=err, flush=True)
             return 1 if result.summary.error else 0
-        meta = {"model": model_path.name, "sources": [source.name]}
-        text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
-        if save_transcript(text, output, fmt, err) is None:
-            return 1
-        print(f"captionist: transcript written to {output}", file=err, flush=True)
-        return 1 if result.summary.error else 0
-    if final is None:  # the transcript could not be written: write it again from memory
         meta = {"model": model_path.name, "sources": [source.name]}
         text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
         wanted = output or (folder / f"{datetime.now().strftime('%Y-%m-%d %H-%M-%S')}.{fmt}")
         saved = save_transcript(text, wanted, fmt, err)
         if saved is not None:
             print(f"captionist: transcript written to {saved}", file=err, flush=True)
-        return 1
+        return 1 if result.summary.error or not (silent and saved == output) else 0
     print(f"captionist: transcript written to {final}", file=err, flush=True)
     return 1 if result.summary.error else 0
