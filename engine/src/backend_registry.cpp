@@ -137,7 +137,7 @@ ggml_threadpool * cpu_threadpool_new(int n_threads, int poll) {
     auto fn = cpu_proc<new_fn>("ggml_threadpool_new");
     if (!fn) return nullptr;
     ggml_threadpool_params tp = ggml_threadpool_params_default(n_threads);
-    tp.poll = (uint32_t) std::clamp(poll, 0, 100);
+    if (poll >= 0) tp.poll = (uint32_t) std::min(poll, 100);
     return fn(&tp);
 }
 

@@ -27,7 +27,8 @@ std::string cpu_backend_features();
 
 // CPU backend controls; no-ops for other backends.
 void cpu_set_n_threads(ggml_backend_t backend, int n_threads);
-// A threadpool for `n_threads` (nullptr when the CPU backend does not offer one); poll is 0..100.
+// A threadpool for `n_threads` (nullptr when the CPU backend does not offer one); poll is 0..100,
+// negative for ggml's default.
 ggml_threadpool * cpu_threadpool_new(int n_threads, int poll);
 void cpu_threadpool_free(ggml_threadpool * tp);
 void cpu_set_threadpool(ggml_backend_t backend, ggml_threadpool * tp);

@@ -23,7 +23,7 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
         if (dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
             cpu_set_n_threads(b, m.n_threads);
             const char * poll = std::getenv("CAPTIONIST_POLL");
-            threadpool_ = cpu_threadpool_new(m.n_threads, poll ? std::atoi(poll) : 50);
+            threadpool_ = cpu_threadpool_new(m.n_threads, poll ? std::atoi(poll) : -1);
             cpu_set_threadpool(b, threadpool_);
         }
     }

@@ -25,8 +25,11 @@ def _cpu_flags() -> set[str]:
 def _ggml_has_cpu_variants() -> bool:
     import libggml
 
+    from captionist.frozen import dynamic_backends
+
     root = Path(libggml.__file__).parent
-    return any(root.glob("lib*/*ggml-cpu-*")) or any(root.glob("bin/*ggml-cpu-*"))
+    folders = [d for d in root.iterdir() if d.is_dir()]
+    return any("ggml-cpu-" in p.name for d in folders for p in dynamic_backends(d))
 
 
 def test_cpu_backend_reports_its_features(parakeet_eou_tiny_gguf: Path) -> None:
