@@ -4,6 +4,8 @@
 
 #include "backend_registry.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -29,10 +31,43 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
     }
     sched_ = ggml_backend_sched_new(backends_.data(), nullptr, (int) backends_.size(), GRAPH_MAX_NODES, false, false);
     if (!sched_) throw std::runtime_error("cannot create the graph scheduler");
+    const char * prof = std::getenv("CAPTIONIST_PROFILE_OPS");
+    if (prof && *prof && std::string(prof) != "0") {
+        profiling_ = true;
+        ggml_backend_sched_set_eval_callback(sched_, &graph_runner::profile_node, this);
+    }
     meta_.resize(ggml_tensor_overhead() * GRAPH_MAX_NODES + ggml_graph_overhead_custom(GRAPH_MAX_NODES, false));
 }
 
+bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
+    graph_runner & r = *static_cast<graph_runner *>(self);
+    const auto now = std::chrono::steady_clock::now();
+    if (ask) {
+        r.op_start_ = now;
+        return true;
+    }
+    std::string key = ggml_op_desc(t);
+    if (t->op == GGML_OP_MUL_MAT) {
+        key += std::string(" ") + ggml_type_name(t->src[0]->type) + " " + std::to_string(t->src[0]->ne[0]) + "x" + std::to_string(t->src[0]->ne[1]) + "x" + std::to_string(t->src[0]->ne[2]) + " n=" + std::to_string(t->src[1]->ne[1]);
+    }
+    op_total & o = r.op_totals_[key];
+    o.ms += std::chrono::duration<double, std::milli>(now - r.op_start_).count();
+    o.count += 1;
+    return true;
+}
+
 graph_runner::~graph_runner() {
+    if (profiling_ && !op_totals_.empty()) {
+        std::vector<std::pair<std::string, op_total>> rows(op_totals_.begin(), op_totals_.end());
+        std::sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.second.ms > b.second.ms; });
+        double total = 0;
+        for (const auto & r : rows) total += r.second.ms;
+        std::fprintf(stderr, "ops: %.1f ms in all\n", total);
+        for (const auto & r : rows) {
+            std::fprintf(stderr, "%10.1f ms %5.1f%% %8lld  %s\n", r.second.ms, 100.0 * r.second.ms / total,
+                         (long long) r.second.count, r.first.c_str());
+        }
+    }
     if (ctx_) ggml_free(ctx_);
     if (sched_) ggml_backend_sched_free(sched_);
     for (ggml_backend_t b : backends_) ggml_backend_free(b);

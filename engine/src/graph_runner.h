@@ -8,6 +8,9 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
+#include <chrono>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace captionist {
@@ -38,6 +41,17 @@ private:
     std::vector<uint8_t> meta_;
     ggml_context * ctx_ = nullptr;
     ggml_threadpool * threadpool_ = nullptr;
+
+    // CAPTIONIST_PROFILE_OPS=1: every node computed on its own and timed; totals per op printed to
+    // stderr when the runner is destroyed (a development aid: it serialises the graph).
+    struct op_total {
+        double ms = 0;
+        int64_t count = 0;
+    };
+    static bool profile_node(ggml_tensor * t, bool ask, void * self);
+    bool profiling_ = false;
+    std::chrono::steady_clock::time_point op_start_;
+    std::map<std::string, op_total> op_totals_;
 };
 
 constexpr size_t GRAPH_MAX_NODES = 16384;

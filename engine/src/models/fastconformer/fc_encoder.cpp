@@ -35,48 +35,57 @@ ggml_tensor * feed_forward(ggml_context * ctx, ggml_tensor * x, ggml_tensor * up
     return linear(ctx, down_w, down_b, ggml_silu(ctx, linear(ctx, up_w, up_b, x)));
 }
 
-// [W, H, C] -> channel-mixing 1x1 conv -> [W, H, C]
-ggml_tensor * pointwise(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, ggml_tensor * b) {
-    const int64_t W = x->ne[0], H = x->ne[1], C = x->ne[2];
-    ggml_tensor * xc = ggml_cont(ctx, ggml_permute(ctx, x, 1, 2, 0, 3)); // [C, W, H]
-    ggml_tensor * y = linear(ctx, w, b, ggml_reshape_2d(ctx, xc, C, W * H)); // [C, W*H]
-    y = ggml_reshape_3d(ctx, y, C, W, H);
-    return ggml_cont(ctx, ggml_permute(ctx, y, 2, 0, 1, 3)); // [W, H, C]
-}
-
-// Subsampling of the mel window to [C*F', n] frames (before the linear layer).
+// Subsampling of the mel window to [C*F', n] frames (before the linear layer). Activations stay
+// channels-first, [C, F, T]: the 1x1 convs are then plain products, and ggml's depthwise conv takes
+// its vectorised channels-contiguous path.
 ggml_tensor * subsample(ggml_context * ctx, const fc_model & m, fc_encoder_graph & g,
                         const std::vector<fc_sub_range> & ranges) {
     const fc_hparams & hp = m.hp;
     const int s = (int) hp.sub_stride;
-    const int pad_lo = (int) hp.sub_kernel - 1, pad_hi = (int) hp.sub_stride - 1;
+    const int64_t C = hp.sub_channels;
     ggml_tensor * x = nullptr;
     for (uint32_t st = 0; st < hp.sub_stages(); ++st) {
         const fc_sub_stage & w = m.w.sub[st];
-        const int64_t C = hp.sub_channels;
+        ggml_tensor * bias = ggml_reshape_3d(ctx, w.dw_b, C, 1, 1);
         if (st == 0) {
-            // im2col in F32 (ggml_conv_2d would round the patches to the kernel's type, but we
-            // also want exact F32 with F16 files) -> [9, F1*T1] patches times [9, C] kernel
-            ggml_tensor * cols = ggml_im2col(ctx, w.dw_w, g.mel, s, s, 0, 0, 1, 1, true, GGML_TYPE_F32); // [9, F1, T1]
-            const int64_t F1 = cols->ne[1], T1 = cols->ne[2];
-            ggml_tensor * kern = ggml_reshape_2d(ctx, w.dw_w, w.dw_w->ne[0] * w.dw_w->ne[1], C); // [9, C]
-            x = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, cols, cols->ne[0], F1 * T1), kern);   // [F1*T1, C]
-            x = ggml_reshape_3d(ctx, x, F1, T1, C);
-            x = ggml_add(ctx, x, ggml_reshape_3d(ctx, w.dw_b, 1, 1, C));
+            // 1 -> C channels: im2col patches [9, F1, T1] times the [9, C] kernel, both padded to 16
+            // taps so the product takes the blocked F32 kernel (the mel window carries the
+            // frequency padding)
+            ggml_tensor * cols = ggml_im2col(ctx, w.dw_w, g.mel, s, s, 0, 0, 1, 1, true, GGML_TYPE_F32);
+            const int64_t taps = cols->ne[0], F1 = cols->ne[1], T1 = cols->ne[2];
+            const int64_t pad = (16 - taps % 16) % 16;
+            ggml_tensor * kern = ggml_reshape_2d(ctx, w.dw_w, taps, C);
+            ggml_tensor * cols2 = ggml_reshape_2d(ctx, cols, taps, F1 * T1);
+            if (pad) {
+                kern = ggml_pad(ctx, kern, (int) pad, 0, 0, 0);
+                cols2 = ggml_pad(ctx, cols2, (int) pad, 0, 0, 0);
+            }
+            x = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, kern, cols2), C, F1, T1);
+            x = ggml_add(ctx, x, bias);
         } else {
-            x = ggml_pad_ext(ctx, x, pad_lo, pad_hi, 0, 0, 0, 0, 0, 0);  // frequency padding
-            x = ggml_conv_2d_dw_direct(ctx, w.dw_w, x, s, s, 0, 0, 1, 1); // [F, T, C, 1]
-            x = ggml_add(ctx, x, ggml_reshape_3d(ctx, w.dw_b, 1, 1, C));
-            x = pointwise(ctx, x, w.pw_w, w.pw_b);
+            // depthwise k x k, stride s, causal frequency padding (k-1 low, s-1 high) done as a
+            // symmetric k-1 whose extra last column (odd widths) is dropped: the columns kept
+            // read the same inputs
+            const int64_t F = x->ne[1];
+            const int64_t F_out = (F + (hp.sub_kernel - 1) + (s - 1) - hp.sub_kernel) / s + 1;
+            ggml_tensor * kern = ggml_cont(ctx, ggml_permute(ctx, w.dw_w, 2, 3, 1, 0)); // [C, 1, kw, kh]
+            kern = ggml_permute(ctx, kern, 3, 2, 0, 1);                                  // [kw, kh, 1, C] view
+            ggml_tensor * xin = ggml_permute(ctx, x, 2, 0, 1, 3);                       // [F, T, C] view
+            ggml_tensor * y = ggml_conv_2d_dw_direct(ctx, kern, xin, s, s, (int) hp.sub_kernel - 1, 0, 1, 1);
+            y = ggml_permute(ctx, y, 1, 2, 0, 3); // [C, F', T] (contiguous)
+            if (y->ne[1] != F_out) y = ggml_view_3d(ctx, y, C, F_out, y->ne[2], y->nb[1], y->nb[2], 0);
+            y = ggml_add(ctx, y, bias);
+            x = ggml_reshape_3d(ctx, linear(ctx, w.pw_w, w.pw_b, ggml_reshape_2d(ctx, y, C, F_out * y->ne[2])), C,
+                                F_out, y->ne[2]);
         }
-        ggml_tensor * mask = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 1, ranges[st + 1].count, 1);
+        ggml_tensor * mask = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 1, 1, ranges[st + 1].count);
         ggml_set_input(mask);
         g.sub_masks.push_back(mask);
         x = ggml_relu(ctx, ggml_mul(ctx, x, mask));
     }
-    // [F', n, C] -> [F', C, n] -> [C*F', n] with feature index c*F' + f
-    const int64_t F = x->ne[0], n = x->ne[1], C = x->ne[2];
-    x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));
+    // [C, F', n] -> [F', C, n] -> [C*F', n] with feature index c*F' + f
+    const int64_t F = x->ne[1], n = x->ne[2];
+    x = ggml_cont(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));
     return ggml_reshape_2d(ctx, x, F * C, n);
 }
 

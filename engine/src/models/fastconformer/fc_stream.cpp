@@ -187,6 +187,7 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
     ggml_cgraph * gf = runner_.new_graph(ctx);
     fc_encoder_graph g = build_fc_encoder_graph(ctx, gf, *m_, state_, p0, n, n_cache, prompt_, opts_.capture);
     runner_.alloc(gf);
+    timings_.graph_ms += ms_since(t0);
 
     const std::vector<fc_sub_range> ranges = fc_sub_ranges(hp, p0, n);
     std::vector<float> buf;
@@ -346,6 +347,7 @@ std::map<std::string, double> fc_stream::timings() const {
     return {{"mel_ms", t.mel_ms},
             {"encoder_ms", t.encoder_ms},
             {"decoder_ms", t.decoder_ms},
+            {"graph_ms", t.graph_ms},
             {"n_mel_frames", (double) t.n_mel_frames},
             {"n_encoder_frames", (double) t.n_encoder_frames},
             {"n_encoder_batches", (double) t.n_encoder_batches},

@@ -33,6 +33,7 @@ struct fc_timings {
     double mel_ms = 0;     // frontend (host)
     double encoder_ms = 0; // subsampling + conformer graphs
     double decoder_ms = 0; // prediction + joint graphs
+    double graph_ms = 0;   // of encoder_ms: building and allocating the graphs
     int64_t n_mel_frames = 0;
     int64_t n_encoder_frames = 0;
     int64_t n_encoder_batches = 0;
