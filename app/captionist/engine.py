@@ -160,7 +160,9 @@ class Model:
     the architecture's sizes.
     """
 
-    def __init__(self, path: str | Path, backend: str = "auto", n_threads: int | None = None) -> None:
+    def __init__(
+        self, path: str | Path, backend: str = "auto", n_threads: int | None = None, mmap: bool = True
+    ) -> None:
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
         if not isinstance(backend, str):
@@ -171,8 +173,10 @@ class Model:
             raise ValueError(
                 f"n_threads must be 1 to {MAX_THREADS} (or None: one per physical core), got {n_threads}"
             )
+        if not isinstance(mmap, bool):
+            raise TypeError(f"mmap must be a bool, got {type(mmap).__name__}")
         self.path = Path(path)
-        self._m = _engine_module().Model(str(path), backend, n_threads or 0)
+        self._m = _engine_module().Model(str(path), backend, n_threads or 0, mmap)
         self.info: dict[str, Any] = self._m.info()
 
     @property

@@ -228,10 +228,11 @@ void check_metadata(py::iterable items) {
 
 class py_model {
 public:
-    py_model(const std::string & path, const std::string & backend, int n_threads) {
+    py_model(const std::string & path, const std::string & backend, int n_threads, bool use_mmap) {
         model_load_options o;
         o.backend = backend;
         o.n_threads = n_threads;
+        o.use_mmap = use_mmap;
         py::gil_scoped_release nogil;
         m = model_load(path, o);
     }
@@ -246,6 +247,8 @@ public:
         d["cpu_features"] = i.cpu_features;
         d["n_threads"] = i.n_threads;
         d["weight_bytes"] = i.weight_bytes;
+        d["weights_mapped"] = i.weights_mapped;
+        d["repacked_tensors"] = i.repacked_tensors;
         d["sample_rate"] = i.sample_rate;
         d["latencies_ms"] = i.latencies_ms;
         d["default_latency_ms"] = i.default_latency_ms;
@@ -345,11 +348,11 @@ PYBIND11_MODULE(_engine, mod) {
     });
 
     py::class_<py_model>(mod, "Model")
-        .def(py::init([](py::object path, py::object backend, py::object n_threads) {
+        .def(py::init([](py::object path, py::object backend, py::object n_threads, py::object mmap) {
                  return std::make_unique<py_model>(arg_str(path, "path"), arg_str(backend, "backend"),
-                                                   arg_int(n_threads, "n_threads"));
+                                                   arg_int(n_threads, "n_threads"), arg_bool(mmap, "mmap"));
              }),
-             py::arg("path"), py::arg("backend") = "auto", py::arg("n_threads") = 0)
+             py::arg("path"), py::arg("backend") = "auto", py::arg("n_threads") = 0, py::arg("mmap") = true)
         .def("info", &py_model::info)
         .def("token_bytes", [](const py_model & m, py::object id) { return m.token_bytes(arg_int(id, "id")); },
              py::arg("id"))

@@ -154,3 +154,17 @@ void cpu_set_threadpool(ggml_backend_t backend, ggml_threadpool * tp) {
 }
 
 } // namespace captionist
+
+namespace captionist {
+
+std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts() {
+    std::vector<ggml_backend_buffer_type_t> out;
+    ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    auto get = cpu_proc<ggml_backend_dev_get_extra_bufts_t>("ggml_backend_dev_get_extra_bufts");
+    if (!dev || !get) return out;
+    if (const char * e = std::getenv("CAPTIONIST_NO_REPACK"); e && *e && std::string(e) != "0") return out;
+    for (ggml_backend_buffer_type_t * p = get(dev); p && *p; ++p) out.push_back(*p);
+    return out;
+}
+
+} // namespace captionist

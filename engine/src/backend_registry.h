@@ -12,6 +12,7 @@
 #include <ggml.h>
 
 #include <string>
+#include <vector>
 
 namespace captionist {
 
@@ -24,6 +25,10 @@ ggml_backend_dev_t pick_device(const std::string & want);
 
 // The CPU backend's feature string ("AVX2 FMA F16C ..." and the variant's name when it reports one).
 std::string cpu_backend_features();
+
+// The CPU backend's extra buffer types (ggml's repacked layouts, AMX, ...), in its order of
+// preference; none when CAPTIONIST_NO_REPACK is set.
+std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts();
 
 // CPU backend controls; no-ops for other backends.
 void cpu_set_n_threads(ggml_backend_t backend, int n_threads);

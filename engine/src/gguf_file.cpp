@@ -1,6 +1,7 @@
 #include "gguf_file.h"
 
 #include "backend_registry.h"
+#include "mapped_file.h"
 #include "utf8_assembler.h"
 
 #include <ggml-alloc.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -25,20 +27,21 @@ namespace captionist {
 
 namespace {
 
-void read_tensor_data(model_base & m, const gguf_file & f) {
+// Reads `tensors` from the file into their (allocated) buffers.
+void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
+    if (tensors.empty()) return;
     std::ifstream in(f.path, std::ios::binary);
     if (!in) {
         throw std::runtime_error("cannot open model file '" + f.path + "'");
     }
     const size_t data_offset = gguf_get_data_offset(f.gguf);
     std::vector<char> staging;
-    const bool host = ggml_backend_buffer_is_host(m.buf_w);
-    for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) {
+    for (ggml_tensor * t : tensors) {
         const int64_t tid = gguf_find_tensor(f.gguf, ggml_get_name(t));
         const size_t offs = data_offset + gguf_get_tensor_offset(f.gguf, tid);
         const size_t nbytes = ggml_nbytes(t);
         in.seekg((std::streamoff) offs);
-        if (host) {
+        if (ggml_backend_buffer_is_host(t->buffer)) {
             in.read((char *) t->data, (std::streamsize) nbytes);
         } else {
             staging.resize(nbytes);
@@ -51,10 +54,96 @@ void read_tensor_data(model_base & m, const gguf_file & f) {
     }
 }
 
+// One buffer of `buft` holding `tensors` (allocated in order).
+ggml_backend_buffer_t alloc_group(ggml_backend_buffer_type_t buft, const std::vector<ggml_tensor *> & tensors,
+                                  const std::string & where) {
+    const size_t align = ggml_backend_buft_get_alignment(buft);
+    size_t size = 0;
+    for (ggml_tensor * t : tensors) size += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, t), align);
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, std::max<size_t>(size, 1));
+    if (!buf) {
+        throw std::runtime_error("not enough memory on " + where + " for the model weights");
+    }
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    ggml_tallocr ta = ggml_tallocr_new(buf);
+    for (ggml_tensor * t : tensors) {
+        if (ggml_tallocr_alloc(&ta, t) != GGML_STATUS_SUCCESS) {
+            ggml_backend_buffer_free(buf);
+            throw std::runtime_error("cannot place tensor '" + std::string(ggml_get_name(t)) + "' on " + where);
+        }
+    }
+    return buf;
+}
+
+// The first of `bufts` whose layout ggml's CPU backend can multiply `w` in.
+ggml_backend_buffer_type_t repack_buft_for(ggml_backend_dev_t cpu, const std::vector<ggml_backend_buffer_type_t> & bufts,
+                                          ggml_tensor * w) {
+    if (bufts.empty() || ggml_n_dims(w) != 2) return nullptr;
+    ggml_init_params p = {ggml_tensor_overhead() * 4, nullptr, /*no_alloc =*/true};
+    ggml_context * ctx = ggml_init(p);
+    if (!ctx) return nullptr;
+    ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 2);
+    ggml_tensor * op = ggml_mul_mat(ctx, w, x);
+    ggml_backend_buffer_type_t found = nullptr;
+    for (ggml_backend_buffer_type_t buft : bufts) {
+        ggml_backend_buffer_t probe = ggml_backend_buft_alloc_buffer(buft, 0);
+        if (!probe) continue;
+        w->buffer = probe; // supports_op looks at the weight's buffer type
+        const bool ok = ggml_backend_dev_supports_op(cpu, op);
+        w->buffer = nullptr;
+        ggml_backend_buffer_free(probe);
+        if (ok) {
+            found = buft;
+            break;
+        }
+    }
+    ggml_free(ctx);
+    return found;
+}
+
+// Points `tensors` into the mapped file; false (nothing changed) when the file cannot be mapped or
+// the device does not take the host pointer. Throws if the file no longer holds every tensor.
+bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
+    std::shared_ptr<mapped_file> mf;
+    try {
+        mf = std::make_shared<mapped_file>(f.path);
+    } catch (const std::runtime_error &) {
+        return false; // e.g. a file system without mmap: read instead
+    }
+    const size_t data_offset = gguf_get_data_offset(f.gguf);
+    std::vector<size_t> offsets;
+    size_t max_size = 0;
+    for (ggml_tensor * t : tensors) {
+        const size_t off = data_offset + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
+        if (off + ggml_nbytes(t) > mf->size()) { // the file changed since it was opened
+            throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+        }
+        offsets.push_back(off);
+        max_size = std::max(max_size, ggml_nbytes(t));
+    }
+    ggml_backend_buffer_t buf = ggml_backend_dev_buffer_from_host_ptr(m.device, (void *) mf->data(), mf->size(), max_size);
+    if (!buf) return false;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (ggml_backend_tensor_alloc(buf, tensors[i], (char *) mf->data() + offsets[i]) != GGML_STATUS_SUCCESS) {
+            for (size_t j = 0; j < i; ++j) {
+                tensors[j]->buffer = nullptr;
+                tensors[j]->data = nullptr;
+            }
+            ggml_backend_buffer_free(buf);
+            return false;
+        }
+        m.weight_bytes += ggml_nbytes(tensors[i]);
+    }
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    m.bufs_w.push_back(buf);
+    m.mapping = mf;
+    return true;
+}
+
 } // namespace
 
 model_base::~model_base() {
-    if (buf_w) ggml_backend_buffer_free(buf_w);
+    for (ggml_backend_buffer_t b : bufs_w) ggml_backend_buffer_free(b);
     if (ctx_w) ggml_free(ctx_w);
 }
 
@@ -209,6 +298,12 @@ ggml_tensor * tensor_binder::get(const std::string & name, std::vector<int64_t> 
     return t;
 }
 
+ggml_tensor * tensor_binder::matrix(const std::string & name, std::vector<int64_t> shape) {
+    ggml_tensor * t = get(name, std::move(shape));
+    matrices_.insert(t);
+    return t;
+}
+
 void tensor_binder::check_all_used(const std::string & what) const {
     int64_t n_total = 0;
     for (ggml_tensor * t = ggml_get_first_tensor(ctx_); t; t = ggml_get_next_tensor(ctx_, t)) ++n_total;
@@ -226,13 +321,39 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     m.n_threads = opts.n_threads > 0 ? opts.n_threads : std::min(cpu_physical_cores(), MAX_THREADS);
     m.device = pick_device(opts.backend);
     m.backend_name = ggml_backend_dev_name(m.device);
-    m.buf_w = ggml_backend_alloc_ctx_tensors_from_buft(m.ctx_w, ggml_backend_dev_buffer_type(m.device));
-    if (!m.buf_w) {
-        throw std::runtime_error("not enough memory on " + m.backend_name + " for the model weights");
+    const bool on_cpu = ggml_backend_dev_type(m.device) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    const char * no_mmap = std::getenv("CAPTIONIST_NO_MMAP");
+    ggml_backend_dev_props props;
+    ggml_backend_dev_get_props(m.device, &props);
+    const bool map = opts.use_mmap && props.caps.buffer_from_host_ptr && !(no_mmap && *no_mmap && std::string(no_mmap) != "0");
+
+    std::vector<std::pair<ggml_backend_buffer_type_t, std::vector<ggml_tensor *>>> repacked;
+    std::vector<ggml_tensor *> rest;
+    const std::vector<ggml_backend_buffer_type_t> extra = on_cpu ? cpu_extra_bufts() : std::vector<ggml_backend_buffer_type_t>();
+    for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) {
+        ggml_backend_buffer_type_t buft = m.matrices.count(t) ? repack_buft_for(m.device, extra, t) : nullptr;
+        if (!buft) {
+            rest.push_back(t);
+            continue;
+        }
+        auto it = std::find_if(repacked.begin(), repacked.end(), [&](const auto & g) { return g.first == buft; });
+        if (it == repacked.end()) it = repacked.insert(repacked.end(), {buft, {}});
+        it->second.push_back(t);
     }
-    ggml_backend_buffer_set_usage(m.buf_w, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
-    m.weight_bytes = ggml_backend_buffer_get_size(m.buf_w);
-    read_tensor_data(m, f);
+    m.weight_bytes = 0;
+    for (const auto & g : repacked) {
+        m.bufs_w.push_back(alloc_group(g.first, g.second, m.backend_name));
+        m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
+        read_tensors(f, g.second);
+        m.info_.repacked_tensors += (int64_t) g.second.size();
+    }
+    const bool mapped = map && !rest.empty() && map_tensors(m, f, rest);
+    if (!mapped && !rest.empty()) {
+        m.bufs_w.push_back(alloc_group(ggml_backend_dev_buffer_type(m.device), rest, m.backend_name));
+        m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
+        read_tensors(f, rest);
+    }
+    m.info_.weights_mapped = mapped;
 
     model_info & info = m.info_;
     info.path = f.path;

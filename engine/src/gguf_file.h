@@ -65,21 +65,31 @@ public:
 
     // Looks up `name`, checks its shape (ggml order) and, if `f32_only`, its type.
     ggml_tensor * get(const std::string & name, std::vector<int64_t> shape, bool f32_only = false);
+    // get() for a weight matrix the model uses only as the first operand of ggml_mul_mat: the CPU
+    // backend may then store it re-laid out for its faster kernels (no other op could read it).
+    ggml_tensor * matrix(const std::string & name, std::vector<int64_t> shape);
+    const std::set<const ggml_tensor *> & matrices() const { return matrices_; }
     // Throws if the file holds tensors no get() asked for (`what` names the expected model).
     void check_all_used(const std::string & what) const;
 
 private:
     ggml_context * ctx_;
     std::set<std::string> used_;
+    std::set<const ggml_tensor *> matrices_;
 };
 
 // The most compute threads a model accepts (model_load_options::n_threads).
 constexpr int MAX_THREADS = 256;
 
-// With m.ctx_w = f.release_tensors() bound and checked: checks opts.n_threads (0 or 1..MAX_THREADS,
-// else std::invalid_argument), picks the device for `opts.backend`,
-// allocates the weights buffer and reads every tensor. Fills m.device, backend_name, n_threads,
-// buf_w, weight_bytes and the matching info_ fields.
+// With m.ctx_w = f.release_tensors() bound and checked (and m.matrices from the binder): checks
+// opts.n_threads (0 or 1..MAX_THREADS, else std::invalid_argument), picks the device for
+// `opts.backend` and places every tensor:
+//   - matrices the CPU backend's extra buffer types take (ggml's repacked Q4_0/Q4_K/IQ4_NL layouts)
+//     are read into those buffers;
+//   - where the device can use host memory (CPU, Metal) and opts.use_mmap, the rest point into the
+//     mapped file (no copy, opened in milliseconds);
+//   - otherwise they are read into a buffer on the device.
+// Fills m.device, backend_name, n_threads, bufs_w, mapping, weight_bytes and the info_ fields.
 void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts);
 
 // Copies an F32 tensor's data to the host.

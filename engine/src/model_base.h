@@ -10,7 +10,10 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
+#include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace captionist {
 
@@ -21,7 +24,9 @@ struct model_base : public model {
     std::string backend_name;              // "CPU", "CUDA0", "Metal", ...
     int n_threads = 1;
     ggml_context * ctx_w = nullptr;        // tensor metadata of all weights (no data)
-    ggml_backend_buffer_t buf_w = nullptr; // the weights' data on `device`
+    std::vector<ggml_backend_buffer_t> bufs_w; // the weights' data: on `device`, mapped, or repacked
+    std::shared_ptr<const void> mapping;   // keeps the mapped file alive while bufs_w point into it
+    std::set<const ggml_tensor *> matrices; // weights used only as the first operand of products
     size_t weight_bytes = 0;
 
     model_base() = default;

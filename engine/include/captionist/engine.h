@@ -55,6 +55,7 @@ const char * stream_event_type_name(stream_event_type t);
 struct model_load_options {
     std::string backend = "auto"; // "auto", "cpu", or a ggml backend name: "metal", "cuda", "vulkan", ...
     int n_threads = 0;            // 0 = number of physical cores
+    bool use_mmap = true;         // map the file where the device reads host memory (CPU, Metal)
 };
 
 // What a model file is and what it supports. Filled once at load; never changes.
@@ -67,6 +68,8 @@ struct model_info {
     std::string cpu_features; // the CPU backend loaded: its variant and instruction sets ("AVX2 AVX512 ...")
     int n_threads = 1;
     size_t weight_bytes = 0;
+    bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
+    int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
     int sample_rate = 16000;
     std::vector<int> latencies_ms;   // the latency choices the model supports, ascending
     int default_latency_ms = 0;      // one of latencies_ms

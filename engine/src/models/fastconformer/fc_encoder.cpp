@@ -18,7 +18,8 @@ ggml_tensor * layer_norm(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, g
 // dot-product loop at 2 columns (0.6B F16, 160 ms, 1 thread: 115 vs 88 ms per chunk), while the
 // batch form takes that loop and still reads each weight row once for both columns.
 ggml_tensor * matmul(ggml_context * ctx, ggml_tensor * w, ggml_tensor * x) {
-    if (x->ne[1] == 2 && x->ne[2] == 1 && x->ne[3] == 1 && ggml_is_contiguous(x)) {
+    const bool plain = w->buffer == nullptr || ggml_backend_buffer_is_host(w->buffer); // not repacked, not a GPU
+    if (plain && x->ne[1] == 2 && x->ne[2] == 1 && x->ne[3] == 1 && ggml_is_contiguous(x)) {
         ggml_tensor * y = ggml_mul_mat(ctx, w, ggml_reshape_3d(ctx, x, x->ne[0], 1, 2));
         return ggml_reshape_2d(ctx, y, y->ne[0], 2);
     }

@@ -123,7 +123,7 @@ void bind_weights(fc_model & m) {
             st.pw_b = b.get(p + "pw.bias", {C}, true);
         }
     }
-    w.sub_out_w = b.get("enc.sub.out.weight", {C * hp.sub_freq_out(), E});
+    w.sub_out_w = b.matrix("enc.sub.out.weight", {C * hp.sub_freq_out(), E});
     w.sub_out_b = b.get("enc.sub.out.bias", {E}, true);
     w.layers.resize(hp.n_layer);
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
@@ -131,66 +131,67 @@ void bind_weights(fc_model & m) {
         fc_layer & l = w.layers[il];
         l.ffn1_norm_w = b.get(p + "ffn1_norm.weight", {E}, true);
         l.ffn1_norm_b = b.get(p + "ffn1_norm.bias", {E}, true);
-        l.ffn1_up_w = b.get(p + "ffn1_up.weight", {E, FF});
+        l.ffn1_up_w = b.matrix(p + "ffn1_up.weight", {E, FF});
         l.ffn1_up_b = b.get(p + "ffn1_up.bias", {FF}, true);
-        l.ffn1_down_w = b.get(p + "ffn1_down.weight", {FF, E});
+        l.ffn1_down_w = b.matrix(p + "ffn1_down.weight", {FF, E});
         l.ffn1_down_b = b.get(p + "ffn1_down.bias", {E}, true);
         l.attn_norm_w = b.get(p + "attn_norm.weight", {E}, true);
         l.attn_norm_b = b.get(p + "attn_norm.bias", {E}, true);
-        l.wq = b.get(p + "attn_q.weight", {E, E});
+        l.wq = b.matrix(p + "attn_q.weight", {E, E});
         l.bq = b.get(p + "attn_q.bias", {E}, true);
-        l.wk = b.get(p + "attn_k.weight", {E, E});
+        l.wk = b.matrix(p + "attn_k.weight", {E, E});
         l.bk = b.get(p + "attn_k.bias", {E}, true);
-        l.wv = b.get(p + "attn_v.weight", {E, E});
+        l.wv = b.matrix(p + "attn_v.weight", {E, E});
         l.bv = b.get(p + "attn_v.bias", {E}, true);
-        l.wo = b.get(p + "attn_out.weight", {E, E});
+        l.wo = b.matrix(p + "attn_out.weight", {E, E});
         l.bo = b.get(p + "attn_out.bias", {E}, true);
-        l.wpos = b.get(p + "attn_pos.weight", {E, E});
+        l.wpos = b.matrix(p + "attn_pos.weight", {E, E});
         l.pos_bias_u = b.get(p + "attn_pos_bias_u", {hp.head_dim(), hp.n_head}, true);
         l.pos_bias_v = b.get(p + "attn_pos_bias_v", {hp.head_dim(), hp.n_head}, true);
         l.conv_norm_w = b.get(p + "conv_norm.weight", {E}, true);
         l.conv_norm_b = b.get(p + "conv_norm.bias", {E}, true);
-        l.conv_pw1_w = b.get(p + "conv_pw1.weight", {E, 2 * E});
+        l.conv_pw1_w = b.matrix(p + "conv_pw1.weight", {E, 2 * E});
         l.conv_pw1_b = b.get(p + "conv_pw1.bias", {2 * E}, true);
         l.conv_dw_w = b.get(p + "conv_dw.weight", {hp.conv_kernel, E}, true);
         l.conv_dw_b = b.get(p + "conv_dw.bias", {E}, true);
         l.conv_dw_norm_w = b.get(p + "conv_dw_norm.weight", {E}, true);
         l.conv_dw_norm_b = b.get(p + "conv_dw_norm.bias", {E}, true);
-        l.conv_pw2_w = b.get(p + "conv_pw2.weight", {E, E});
+        l.conv_pw2_w = b.matrix(p + "conv_pw2.weight", {E, E});
         l.conv_pw2_b = b.get(p + "conv_pw2.bias", {E}, true);
         l.ffn2_norm_w = b.get(p + "ffn2_norm.weight", {E}, true);
         l.ffn2_norm_b = b.get(p + "ffn2_norm.bias", {E}, true);
-        l.ffn2_up_w = b.get(p + "ffn2_up.weight", {E, FF});
+        l.ffn2_up_w = b.matrix(p + "ffn2_up.weight", {E, FF});
         l.ffn2_up_b = b.get(p + "ffn2_up.bias", {FF}, true);
-        l.ffn2_down_w = b.get(p + "ffn2_down.weight", {FF, E});
+        l.ffn2_down_w = b.matrix(p + "ffn2_down.weight", {FF, E});
         l.ffn2_down_b = b.get(p + "ffn2_down.bias", {E}, true);
         l.out_norm_w = b.get(p + "out_norm.weight", {E}, true);
         l.out_norm_b = b.get(p + "out_norm.bias", {E}, true);
     }
     if (hp.n_prompts > 0) {
-        w.prompt_fc1_w = b.get("prompt.fc1.weight", {E, hp.prompt_n_ff});
+        w.prompt_fc1_w = b.matrix("prompt.fc1.weight", {E, hp.prompt_n_ff});
         w.prompt_fc1_lang = b.get("prompt.fc1_lang.weight", {hp.prompt_n_ff, hp.n_prompts}, true);
         w.prompt_fc1_b = b.get("prompt.fc1.bias", {hp.prompt_n_ff}, true);
-        w.prompt_fc2_w = b.get("prompt.fc2.weight", {hp.prompt_n_ff, E});
+        w.prompt_fc2_w = b.matrix("prompt.fc2.weight", {hp.prompt_n_ff, E});
         w.prompt_fc2_b = b.get("prompt.fc2.bias", {E}, true);
     }
-    w.enc_proj_w = b.get("enc.proj.weight", {E, J});
+    w.enc_proj_w = b.matrix("enc.proj.weight", {E, J});
     w.enc_proj_b = b.get("enc.proj.bias", {J}, true);
     w.dec_embd = b.get("dec.embd.weight", {H, V});
     w.lstm.resize(hp.dec_n_layer);
     for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
         const std::string p = "dec.lstm." + std::to_string(il) + ".";
         fc_lstm_layer & l = w.lstm[il];
-        l.w_ih = b.get(p + "w_ih", {H, 4 * H});
-        l.w_hh = b.get(p + "w_hh", {H, 4 * H});
+        l.w_ih = b.matrix(p + "w_ih", {H, 4 * H});
+        l.w_hh = b.matrix(p + "w_hh", {H, 4 * H});
         l.b_ih = b.get(p + "b_ih", {4 * H}, true);
         l.b_hh = b.get(p + "b_hh", {4 * H}, true);
     }
-    w.dec_proj_w = b.get("dec.proj.weight", {H, J});
+    w.dec_proj_w = b.matrix("dec.proj.weight", {H, J});
     w.dec_proj_b = b.get("dec.proj.bias", {J}, true);
-    w.joint_out_w = b.get("joint.out.weight", {J, V});
+    w.joint_out_w = b.matrix("joint.out.weight", {J, V});
     w.joint_out_b = b.get("joint.out.bias", {V}, true);
     b.check_all_used("FastConformer RNN-T model");
+    m.matrices = b.matrices();
 }
 
 void fill_info(fc_model & m, const std::string & variant, const std::string & name) {

@@ -95,42 +95,43 @@ void bind_weights(voxtral_model & m) {
         const std::string p = "enc.blk." + std::to_string(i) + ".";
         encoder_layer & l = w.enc[i];
         l.attn_norm = b.get(p + "attn_norm.weight", {E}, true);
-        l.wq = b.get(p + "attn_q.weight", {E, EQ});
+        l.wq = b.matrix(p + "attn_q.weight", {E, EQ});
         l.bq = b.get(p + "attn_q.bias", {EQ}, true);
-        l.wk = b.get(p + "attn_k.weight", {E, EQ});
-        l.wv = b.get(p + "attn_v.weight", {E, EQ});
+        l.wk = b.matrix(p + "attn_k.weight", {E, EQ});
+        l.wv = b.matrix(p + "attn_v.weight", {E, EQ});
         l.bv = b.get(p + "attn_v.bias", {EQ}, true);
-        l.wo = b.get(p + "attn_out.weight", {EQ, E});
+        l.wo = b.matrix(p + "attn_out.weight", {EQ, E});
         l.bo = b.get(p + "attn_out.bias", {E}, true);
         l.ffn_norm = b.get(p + "ffn_norm.weight", {E}, true);
-        l.w_gate = b.get(p + "ffn_gate.weight", {E, EF});
-        l.w_up = b.get(p + "ffn_up.weight", {E, EF});
-        l.w_down = b.get(p + "ffn_down.weight", {EF, E});
+        l.w_gate = b.matrix(p + "ffn_gate.weight", {E, EF});
+        l.w_up = b.matrix(p + "ffn_up.weight", {E, EF});
+        l.w_down = b.matrix(p + "ffn_down.weight", {EF, E});
         l.b_down = b.get(p + "ffn_down.bias", {E}, true);
     }
     w.enc_norm = b.get("enc.norm.weight", {E}, true);
-    w.proj_1 = b.get("proj.linear_1.weight", {E * hp.downsample_factor, D});
-    w.proj_2 = b.get("proj.linear_2.weight", {D, D});
+    w.proj_1 = b.matrix("proj.linear_1.weight", {E * hp.downsample_factor, D});
+    w.proj_2 = b.matrix("proj.linear_2.weight", {D, D});
     w.token_embd = b.get("dec.token_embd.weight", {D, hp.dec_n_vocab});
     w.dec.resize(hp.dec_n_layer);
     for (uint32_t i = 0; i < hp.dec_n_layer; ++i) {
         const std::string p = "dec.blk." + std::to_string(i) + ".";
         decoder_layer & l = w.dec[i];
         l.attn_norm = b.get(p + "attn_norm.weight", {D}, true);
-        l.wq = b.get(p + "attn_q.weight", {D, DQ});
-        l.wk = b.get(p + "attn_k.weight", {D, DKV});
-        l.wv = b.get(p + "attn_v.weight", {D, DKV});
-        l.wo = b.get(p + "attn_out.weight", {DQ, D});
+        l.wq = b.matrix(p + "attn_q.weight", {D, DQ});
+        l.wk = b.matrix(p + "attn_k.weight", {D, DKV});
+        l.wv = b.matrix(p + "attn_v.weight", {D, DKV});
+        l.wo = b.matrix(p + "attn_out.weight", {DQ, D});
         l.ffn_norm = b.get(p + "ffn_norm.weight", {D}, true);
         l.ada_1 = b.get(p + "ada_1.weight", {D, hp.dec_ada_dim}, true);
         l.ada_2 = b.get(p + "ada_2.weight", {hp.dec_ada_dim, D}, true);
-        l.w_gate = b.get(p + "ffn_gate.weight", {D, DF});
-        l.w_up = b.get(p + "ffn_up.weight", {D, DF});
-        l.w_down = b.get(p + "ffn_down.weight", {DF, D});
+        l.w_gate = b.matrix(p + "ffn_gate.weight", {D, DF});
+        l.w_up = b.matrix(p + "ffn_up.weight", {D, DF});
+        l.w_down = b.matrix(p + "ffn_down.weight", {DF, D});
     }
     w.dec_norm = b.get("dec.norm.weight", {D}, true);
 
     b.check_all_used("Voxtral Realtime model");
+    m.matrices = b.matrices();
 }
 
 void fill_info(voxtral_model & m) {

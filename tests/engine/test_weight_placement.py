@@ -1,0 +1,105 @@
+"""Where the weights live: mapped from the file on the CPU, and matrices repacked for ggml's faster
+CPU kernels where it has them. Neither may change what a model transcribes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from captionist import _engine, engine
+
+from .conftest import load_clip
+
+CLIP = "speech_mid.wav"
+
+
+def ids(m: engine.Model) -> list[int]:
+    return list(m.transcribe(load_clip(CLIP)).token_ids)
+
+
+def test_weights_are_mapped_on_the_cpu_unless_asked_not_to(gguf_path: Callable[[str, str], Path]) -> None:
+    path = gguf_path("tiny_wide", "f32")
+    mapped = engine.Model(path, backend="cpu", n_threads=1)
+    read = engine.Model(path, backend="cpu", n_threads=1, mmap=False)
+    assert mapped.info["weights_mapped"] is True
+    assert read.info["weights_mapped"] is False
+    assert mapped.info["repacked_tensors"] == 0  # F32: nothing for the repacked kernels
+    assert mapped.info["weight_bytes"] == pytest.approx(read.info["weight_bytes"], abs=256)
+    assert ids(mapped) == ids(read)
+    assert len(ids(mapped)) > 3
+
+
+def test_mapped_model_keeps_working_when_its_file_is_replaced_or_deleted(
+    tmp_path: Path, gguf_path: Callable[[str, str], Path]
+) -> None:
+    # A re-download replaces the file by rename while a session runs; the mapping keeps the old one.
+    path = tmp_path / "model.gguf"
+    shutil.copyfile(gguf_path("tiny_wide", "f32"), path)
+    m = engine.Model(path, backend="cpu", n_threads=1)
+    before = ids(m)
+    other = tmp_path / "other.gguf"
+    shutil.copyfile(gguf_path("tiny_small", "f32"), other)
+    os.replace(other, path)
+    assert ids(m) == before
+    path.unlink()
+    assert ids(m) == before
+
+
+def test_env_switch_turns_mapping_off(
+    monkeypatch: pytest.MonkeyPatch, gguf_path: Callable[[str, str], Path]
+) -> None:
+    monkeypatch.setenv("CAPTIONIST_NO_MMAP", "1")
+    m = engine.Model(gguf_path("tiny_wide", "f32"), backend="cpu", n_threads=1)
+    assert m.info["weights_mapped"] is False
+
+
+def test_mmap_argument_must_be_a_bool(gguf_path: Callable[[str, str], Path]) -> None:
+    with pytest.raises(TypeError, match="mmap must be a bool"):
+        engine.Model(gguf_path("tiny_wide", "f32"), mmap="no")  # type: ignore[arg-type]
+
+
+def rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(x, dtype=np.float64))))
+
+
+def captured(path: Path, key: str, latency_ms: int, **env: str) -> tuple[np.ndarray, engine.Model]:
+    m = engine.Model(path, backend="cpu", n_threads=2)
+    s = _engine.Stream(m._m, latency_ms=latency_ms, stop_at_end_of_utterance=True, capture=True)
+    s.feed(load_clip("speech_short.wav"))
+    s.finish()
+    return np.asarray(s.captured()[key]), m
+
+
+def check_repacked_like_plain(
+    f32: Path, q4k: Path, key: str, latency_ms: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repacked kernels quantize the activations in their own blocks, so the result is not
+    bit-identical: it must be as close to F32 as the plain Q4_K kernels are, and far closer to them
+    than either is to F32 (a wrong layout would be off by the size of the values)."""
+    exact, _ = captured(f32, key, latency_ms)
+    repacked, m_rep = captured(q4k, key, latency_ms)
+    monkeypatch.setenv("CAPTIONIST_NO_REPACK", "1")
+    plain, m_plain = captured(q4k, key, latency_ms)
+    monkeypatch.delenv("CAPTIONIST_NO_REPACK")
+    assert m_rep.info["repacked_tensors"] > 0
+    assert m_plain.info["repacked_tensors"] == 0
+    assert m_rep.info["weights_mapped"] is True  # the rest still comes from the mapping
+    quant_error = rms(plain - exact)
+    assert 0 < quant_error < 0.5 * rms(exact)
+    assert rms(repacked - exact) <= 1.05 * quant_error
+    assert rms(repacked - plain) <= 0.1 * quant_error
+
+
+def test_voxtral_q4_k_matrices_are_repacked(
+    monkeypatch: pytest.MonkeyPatch, gguf_path: Callable[[str, str], Path]
+) -> None:
+    q4k = gguf_path("tiny_wide", "Q4_K")
+    m = engine.Model(q4k, backend="cpu", n_threads=1)
+    # Q4_K matrices whose rows come in eights; never the token embedding, which get_rows also reads
+    assert 0 < m.info["repacked_tensors"] < m.info["tensor_types"]["q4_K"]
+    check_repacked_like_plain(gguf_path("tiny_wide", "f32"), q4k, "enc_out", 480, monkeypatch)
