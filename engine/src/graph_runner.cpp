@@ -29,14 +29,27 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
             cpu_set_threadpool(b, threadpool_);
         }
     }
-    sched_ = ggml_backend_sched_new(backends_.data(), nullptr, (int) backends_.size(), GRAPH_MAX_NODES, false, false);
-    if (!sched_) throw std::runtime_error("cannot create the graph scheduler");
     const char * prof = std::getenv("CAPTIONIST_PROFILE_OPS");
-    if (prof && *prof && std::string(prof) != "0") {
-        profiling_ = true;
-        ggml_backend_sched_set_eval_callback(sched_, &graph_runner::profile_node, this);
+    profiling_ = prof && *prof && std::string(prof) != "0";
+}
+
+graph_runner::slot_state & graph_runner::slot(int i) {
+    if (i < 0 || i >= GRAPH_SLOTS) throw std::logic_error("graph slot out of range");
+    slot_state & s = slots_[i];
+    if (!s.sched) {
+        // created on first use: a stream that never keeps a graph holds one scheduler
+        s.sched = ggml_backend_sched_new(backends_.data(), nullptr, (int) backends_.size(), GRAPH_MAX_NODES, false, false);
+        if (!s.sched) throw std::runtime_error("cannot create the graph scheduler");
+        if (profiling_) ggml_backend_sched_set_eval_callback(s.sched, &graph_runner::profile_node, this);
+        s.meta.resize(ggml_tensor_overhead() * GRAPH_MAX_NODES + ggml_graph_overhead_custom(GRAPH_MAX_NODES, false));
     }
-    meta_.resize(ggml_tensor_overhead() * GRAPH_MAX_NODES + ggml_graph_overhead_custom(GRAPH_MAX_NODES, false));
+    return s;
+}
+
+int64_t graph_runner::n_buffer_grows() const {
+    int64_t n = 0;
+    for (const slot_state & s : slots_) n += s.grows;
+    return n;
 }
 
 bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
@@ -68,33 +81,46 @@ graph_runner::~graph_runner() {
                          (long long) r.second.count, r.first.c_str());
         }
     }
-    if (ctx_) ggml_free(ctx_);
-    if (sched_) ggml_backend_sched_free(sched_);
+    for (slot_state & s : slots_) {
+        if (s.ctx) ggml_free(s.ctx);
+        if (s.sched) ggml_backend_sched_free(s.sched);
+    }
     for (ggml_backend_t b : backends_) ggml_backend_free(b);
     cpu_threadpool_free(threadpool_);
 }
 
-ggml_context * graph_runner::begin() {
-    if (ctx_) ggml_free(ctx_);
-    ggml_backend_sched_reset(sched_);
-    ggml_init_params p = {meta_.size(), meta_.data(), /*no_alloc =*/true};
-    ctx_ = ggml_init(p);
-    if (!ctx_) throw std::runtime_error("cannot create a graph context");
-    return ctx_;
+ggml_context * graph_runner::begin(int i) {
+    slot_state & s = slot(i);
+    if (s.ctx) ggml_free(s.ctx);
+    s.ctx = nullptr;
+    ggml_backend_sched_reset(s.sched);
+    ggml_init_params p = {s.meta.size(), s.meta.data(), /*no_alloc =*/true};
+    s.ctx = ggml_init(p);
+    if (!s.ctx) throw std::runtime_error("cannot create a graph context");
+    ++n_builds_;
+    return s.ctx;
 }
 
 ggml_cgraph * graph_runner::new_graph(ggml_context * ctx) const {
     return ggml_new_graph_custom(ctx, GRAPH_MAX_NODES, false);
 }
 
-void graph_runner::alloc(ggml_cgraph * gf) {
-    if (!ggml_backend_sched_alloc_graph(sched_, gf)) {
+void graph_runner::alloc(ggml_cgraph * gf, int i) {
+    slot_state & s = slot(i);
+    if (!ggml_backend_sched_alloc_graph(s.sched, gf)) {
         throw std::runtime_error("not enough memory on " + m_.backend_name + " to run the model");
+    }
+    size_t size = 0;
+    for (ggml_backend_t b : backends_) size += ggml_backend_sched_get_buffer_size(s.sched, b);
+    if (size != s.buffer_size) {
+        s.buffer_size = size;
+        ++s.grows;
     }
 }
 
-void graph_runner::compute(ggml_cgraph * gf) {
-    const ggml_status st = ggml_backend_sched_graph_compute(sched_, gf);
+void graph_runner::compute(ggml_cgraph * gf, int i) {
+    ++n_computes_;
+    const ggml_status st = ggml_backend_sched_graph_compute(slot(i).sched, gf);
     if (st != GGML_STATUS_SUCCESS) {
         throw std::runtime_error("the " + m_.backend_name + " backend failed to compute (status " +
                                  std::to_string((int) st) + ")");

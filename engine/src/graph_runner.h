@@ -17,6 +17,11 @@ namespace captionist {
 
 struct model_base;
 
+// Graph slots: slot 0 holds a graph built for one compute; the other slots each keep one graph and
+// its allocation for as long as the caller wants, so a stream can build its steady-state graphs
+// once and recompute them with new inputs (ggml's scheduler keeps one allocation per instance).
+constexpr int GRAPH_SLOTS = 4;
+
 class graph_runner {
 public:
     explicit graph_runner(const model_base & m);
@@ -24,24 +29,37 @@ public:
     graph_runner & operator=(const graph_runner &) = delete;
     ~graph_runner();
 
-    // A fresh no_alloc context for building one graph (the previous one is released).
-    ggml_context * begin();
+    // A fresh no_alloc context for building one graph in `slot` (that slot's previous graph is
+    // released).
+    ggml_context * begin(int slot = 0);
     ggml_cgraph * new_graph(ggml_context * ctx) const;
     // Allocates the graph's intermediate tensors; throws if the backend runs out of memory.
-    void alloc(ggml_cgraph * gf);
-    // Runs the graph; throws on backend failure.
-    void compute(ggml_cgraph * gf);
+    void alloc(ggml_cgraph * gf, int slot = 0);
+    // Runs the graph (again, for a kept graph whose inputs were set); throws on backend failure.
+    void compute(ggml_cgraph * gf, int slot = 0);
 
     ggml_backend_buffer_type_t weights_buft() const;
 
+    int64_t n_builds() const { return n_builds_; }       // begin() calls
+    int64_t n_computes() const { return n_computes_; }   // compute() calls
+    int64_t n_buffer_grows() const;                       // compute buffers (re)allocated so far
+
 private:
+    struct slot_state {
+        ggml_backend_sched_t sched = nullptr;
+        std::vector<uint8_t> meta;
+        ggml_context * ctx = nullptr;
+        size_t buffer_size = 0;
+        int64_t grows = 0;
+    };
+    slot_state & slot(int i);
+
     const model_base & m_;
     std::vector<ggml_backend_t> backends_;
-    ggml_backend_sched_t sched_ = nullptr;
-    std::vector<uint8_t> meta_;
-    ggml_context * ctx_ = nullptr;
+    slot_state slots_[GRAPH_SLOTS];
     ggml_threadpool * threadpool_ = nullptr;
-
+    int64_t n_builds_ = 0;
+    int64_t n_computes_ = 0;
     // CAPTIONIST_PROFILE_OPS=1: every node computed on its own and timed; totals per op printed to
     // stderr when the runner is destroyed (a development aid: it serialises the graph).
     struct op_total {

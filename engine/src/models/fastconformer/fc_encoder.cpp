@@ -92,7 +92,9 @@ ggml_tensor * subsample(ggml_context * ctx, const fc_model & m, fc_encoder_graph
 
 // Relative-position self-attention of the batch against the ring window [p0 - n_cache, p0 + n).
 ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state, int il,
-                             ggml_tensor * h, ggml_tensor * mask, int64_t p0, int n, int n_cache) {
+                             ggml_tensor * h, ggml_tensor * mask, int64_t p0, int n, int n_cache,
+                             std::vector<fc_ring_view> & views) {
+    using R = fc_ring_role;
     const fc_hparams & hp = m.hp;
     const fc_layer & l = m.w.layers[il];
     const fc_geometry & geo = state.geo;
@@ -111,18 +113,26 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
         const int64_t cnt = std::min<int64_t>(n - done, cap - slot);
         ggml_tensor * ks = ggml_view_2d(ctx, k, E, cnt, k->nb[1], done * k->nb[1]);
         ggml_tensor * vs = ggml_transpose(ctx, ggml_view_2d(ctx, v, E, cnt, v->nb[1], done * v->nb[1]));
-        for (int64_t mirror : {slot, slot + cap}) {
+        for (int mi = 0; mi < 2; ++mi) {
+            const int64_t mirror = slot + mi * cap;
             ggml_tensor * kd = ggml_view_2d(ctx, kc, E, cnt, kc->nb[1], mirror * kc->nb[1]);
-            ggml_build_forward_expand(gf, ggml_cpy(ctx, ks, kd));
+            ggml_tensor * kw = ggml_cpy(ctx, ks, kd);
+            ggml_build_forward_expand(gf, kw);
             ggml_tensor * vd = ggml_view_2d(ctx, vc, cnt, E, vc->nb[1], mirror * ggml_element_size(vc));
-            ggml_build_forward_expand(gf, ggml_cpy(ctx, vs, vd));
+            ggml_tensor * vw = ggml_cpy(ctx, vs, vd);
+            ggml_build_forward_expand(gf, vw);
+            for (ggml_tensor * t : {kd, kw}) views.push_back({t, R::FC_RING_K_WRITE, mi});
+            for (ggml_tensor * t : {vd, vw}) views.push_back({t, R::FC_RING_V_WRITE, mi});
         }
         done += cnt;
     }
     const int64_t a = ((p0 - n_cache) % cap + cap) % cap; // first slot of the window
     ggml_tensor * keys = ggml_view_3d(ctx, kc, hd, nh, W, ggml_row_size(kc->type, hd), kc->nb[1], a * kc->nb[1]);
+    views.push_back({keys, R::FC_RING_K_WINDOW, 0});
     keys = ggml_permute(ctx, keys, 0, 2, 1, 3); // [hd, W, nh]
+    views.push_back({keys, R::FC_RING_K_WINDOW, 0});
     ggml_tensor * values = ggml_view_3d(ctx, vc, W, hd, nh, vc->nb[1], vc->nb[1] * hd, a * ggml_element_size(vc));
+    views.push_back({values, R::FC_RING_V_WINDOW, 0});
 
     ggml_tensor * qu = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_u, hd, nh, 1)), 0, 2, 1, 3);
     ggml_tensor * qv = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_v, hd, nh, 1)), 0, 2, 1, 3);
@@ -240,7 +250,7 @@ fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, co
         ggml_tensor * h = layer_norm(ctx, x, l.ffn1_norm_w, l.ffn1_norm_b, hp.norm_eps);
         x = ggml_add(ctx, x, ggml_scale(ctx, feed_forward(ctx, h, l.ffn1_up_w, l.ffn1_up_b, l.ffn1_down_w, l.ffn1_down_b), 0.5f));
         h = layer_norm(ctx, x, l.attn_norm_w, l.attn_norm_b, hp.norm_eps);
-        x = ggml_add(ctx, x, self_attention(ctx, gf, m, state, (int) il, h, g.attn_mask, p0, n, n_cache));
+        x = ggml_add(ctx, x, self_attention(ctx, gf, m, state, (int) il, h, g.attn_mask, p0, n, n_cache, g.ring_views));
         h = layer_norm(ctx, x, l.conv_norm_w, l.conv_norm_b, hp.norm_eps);
         x = ggml_add(ctx, x, conv_module(ctx, gf, m, state, (int) il, h, n));
         h = layer_norm(ctx, x, l.ffn2_norm_w, l.ffn2_norm_b, hp.norm_eps);
@@ -257,10 +267,31 @@ fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, co
         ggml_tensor * p = ggml_add(ctx, ggml_add(ctx, matmul(ctx, w.prompt_fc1_w, x), lang), w.prompt_fc1_b);
         x = linear(ctx, w.prompt_fc2_w, w.prompt_fc2_b, ggml_relu(ctx, p));
     }
+    g.movable = p0 % state.geo.cap + n <= state.geo.cap;
     g.joint_enc = linear(ctx, w.enc_proj_w, w.enc_proj_b, x); // [J, n]
     ggml_set_output(g.joint_enc);
     ggml_build_forward_expand(gf, g.joint_enc);
     return g;
+}
+
+bool fc_move_ring_views(const fc_encoder_graph & g, const fc_state & state, int64_t p0, int n, int n_cache) {
+    const int64_t cap = state.geo.cap;
+    const int64_t slot = p0 % cap;
+    if (!g.movable || slot + n > cap) return false;
+    const int64_t a = ((p0 - n_cache) % cap + cap) % cap;
+    for (const fc_ring_view & v : g.ring_views) {
+        ggml_tensor * root = v.t->view_src;
+        size_t offs = 0;
+        switch (v.role) {
+        case fc_ring_role::FC_RING_K_WRITE: offs = (size_t) (slot + v.mirror * cap) * root->nb[1]; break;
+        case fc_ring_role::FC_RING_V_WRITE: offs = (size_t) (slot + v.mirror * cap) * ggml_element_size(root); break;
+        case fc_ring_role::FC_RING_K_WINDOW: offs = (size_t) a * root->nb[1]; break;
+        case fc_ring_role::FC_RING_V_WINDOW: offs = (size_t) a * ggml_element_size(root); break;
+        }
+        v.t->view_offs = offs;
+        v.t->data = (char *) root->data + offs;
+    }
+    return true;
 }
 
 } // namespace captionist

@@ -39,17 +39,33 @@ fc_pos_graph build_fc_pos_graph(ggml_context * ctx, ggml_cgraph * gf, const fc_m
 // The sinusoidal relative-position embedding columns for the table of `state` (host, F32 [n_rel][E]).
 std::vector<float> fc_pos_embedding(const fc_model & m, int rel_top, int n_rel);
 
+// A view into a layer's key/value ring whose offset follows the batch position p0: the batch's
+// write slots (one per mirror) or the attention window. Recorded so that a kept graph can be
+// moved to the next batch by re-pointing these views (fc_move_ring_views) instead of rebuilt.
+enum class fc_ring_role { FC_RING_K_WRITE, FC_RING_V_WRITE, FC_RING_K_WINDOW, FC_RING_V_WINDOW };
+struct fc_ring_view {
+    ggml_tensor * t = nullptr;
+    fc_ring_role role = fc_ring_role::FC_RING_K_WRITE;
+    int mirror = 0; // writes: 0 or 1 (slot or slot + cap)
+};
+
 struct fc_encoder_graph {
     ggml_tensor * mel = nullptr;              // in  F32 [n_mel + 3, n_in]  freq-padded mel window, frame per row
-    std::vector<ggml_tensor *> sub_masks;     // in  F32 [1, count_k, 1]   per stage: 1 valid, 0 masked
+    std::vector<ggml_tensor *> sub_masks;     // in  F32 [1, 1, count_k]   per stage: 1 valid, 0 masked
     ggml_tensor * attn_mask = nullptr;        // in  F32 [n_cache + n, n]  0 visible, -inf hidden
     ggml_tensor * enc_in = nullptr;           // out F32 [E, n]  subsampling output times xscale
     ggml_tensor * enc_out = nullptr;          // out F32 [E, n]  last conformer layer
     ggml_tensor * joint_enc = nullptr;        // out F32 [J, n]  encoder projection (the joint's input)
+    std::vector<fc_ring_view> ring_views;     // every view whose offset depends on p0
+    bool movable = false;                     // the batch writes one run of slots (no wrap): movable
 };
 
 // `prompt` is the language slot (-1: the model has none). `capture` keeps enc_in / enc_out readable.
 fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state,
                                         int64_t p0, int n, int n_cache, int prompt, bool capture);
+
+// Re-points a movable graph built for (p0', n, n_cache) at batch position p0 (same n and n_cache,
+// and p0 .. p0 + n - 1 again in one run of slots). Returns false if the batch would wrap the ring.
+bool fc_move_ring_views(const fc_encoder_graph & g, const fc_state & state, int64_t p0, int n, int n_cache);
 
 } // namespace captionist

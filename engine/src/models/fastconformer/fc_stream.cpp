@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
@@ -30,6 +31,8 @@ void append_capture(stream_capture & cap, const char * name, const float * data,
 
 fc_stream::fc_stream(std::shared_ptr<const fc_model> m, const stream_options & opts)
     : m_(std::move(m)), opts_(opts), runner_(*m_), frontend_(*m_) {
+    const char * no_reuse = std::getenv("CAPTIONIST_NO_GRAPH_REUSE");
+    reuse_graphs_ = !(no_reuse && *no_reuse && std::string(no_reuse) != "0");
     configure(opts);
     restart();
 }
@@ -42,11 +45,18 @@ void fc_stream::configure(const stream_options & opts) {
     prompt_ = prompt;
     opts_.stop_at_end_of_utterance = opts.stop_at_end_of_utterance;
     opts_.capture = opts.capture;
+    drop_kept_graphs(); // they hold the old geometry's tensors or the old language
     if (state_.k.empty() || lookahead != lookahead_) {
         lookahead_ = lookahead;
         state_.init(*m_, runner_.weights_buft(), fc_geometry::make((int) lookahead, (int) m_->hp.left_context));
         compute_pos_tables();
     }
+}
+
+void fc_stream::drop_kept_graphs() {
+    kept_enc_gf_ = nullptr;
+    kept_enc_ = fc_encoder_graph();
+    for (kept_joint & k : kept_joint_) k = kept_joint();
 }
 
 void fc_stream::compute_pos_tables() {
@@ -183,11 +193,32 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
     const fc_geometry & geo = state_.geo;
     const auto t0 = std::chrono::steady_clock::now();
     const int n_cache = (int) std::min<int64_t>(p0, geo.max_cache);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    fc_encoder_graph g = build_fc_encoder_graph(ctx, gf, *m_, state_, p0, n, n_cache, prompt_, opts_.capture);
-    runner_.alloc(gf);
-    timings_.graph_ms += ms_since(t0);
+    // A whole chunk against a full cache is the steady state: its graph is built once and moved
+    // along the rings; anything else (the first chunks, catch-up batches, the tail) is built anew.
+    const bool steady = reuse_graphs_ && !opts_.capture && n == geo.chunk && n_cache == geo.max_cache;
+    fc_encoder_graph fresh;
+    fc_encoder_graph * gp = &fresh;
+    ggml_cgraph * gf = nullptr;
+    int slot = 0;
+    if (steady && kept_enc_gf_ && fc_move_ring_views(kept_enc_, state_, p0, n, n_cache)) {
+        gf = kept_enc_gf_;
+        gp = &kept_enc_;
+        slot = 1;
+    } else {
+        slot = steady ? 1 : 0;
+        if (steady) kept_enc_gf_ = nullptr; // slot 1 is rebuilt; other batches leave it kept
+        ggml_context * ctx = runner_.begin(slot);
+        gf = runner_.new_graph(ctx);
+        *gp = build_fc_encoder_graph(ctx, gf, *m_, state_, p0, n, n_cache, prompt_, opts_.capture);
+        runner_.alloc(gf, slot);
+        if (steady && gp->movable) {
+            kept_enc_ = *gp;
+            gp = &kept_enc_;
+            kept_enc_gf_ = gf;
+        }
+        timings_.graph_ms += ms_since(t0);
+    }
+    const fc_encoder_graph & g = *gp;
 
     const std::vector<fc_sub_range> ranges = fc_sub_ranges(hp, p0, n);
     std::vector<float> buf;
@@ -213,7 +244,7 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
     }
     ggml_backend_tensor_set(g.attn_mask, buf.data(), 0, buf.size() * sizeof(float));
 
-    runner_.compute(gf);
+    runner_.compute(gf, slot);
 
     joint_enc.resize((size_t) hp.joint_n_embd * n);
     ggml_backend_tensor_get(g.joint_enc, joint_enc.data(), 0, joint_enc.size() * sizeof(float));
@@ -236,7 +267,9 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
     const fc_hparams & hp = m_->hp;
     const int64_t J = hp.joint_n_embd, end = p0 + n;
     const auto t0 = std::chrono::steady_clock::now();
+    const int width = state_.geo.chunk; // frames per kept joint graph
     std::vector<int32_t> best;
+    std::vector<float> frames;
     while (!ended_) {
         if (sym_at_frame_ >= (int) hp.max_symbols) {
             ++dec_frame_;
@@ -244,18 +277,44 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
         }
         if (dec_frame_ >= end) break;
         const int n_left = (int) (end - dec_frame_);
-        ggml_context * ctx = runner_.begin();
-        ggml_cgraph * gf = runner_.new_graph(ctx);
         const bool first = opts_.capture && cap_.find("first_logits") == cap_.end();
-        fc_joint_graph g = build_fc_joint_graph(ctx, gf, *m_, state_, need_step_, n_left, first);
-        runner_.alloc(gf);
-        if (g.token) ggml_backend_tensor_set(g.token, &last_token_, 0, sizeof(int32_t));
-        ggml_backend_tensor_set(g.frames, joint_enc.data() + (size_t) ((dec_frame_ - p0) * J), 0,
-                                (size_t) (n_left * J) * sizeof(float));
-        runner_.compute(gf);
+        const float * src = joint_enc.data() + (size_t) ((dec_frame_ - p0) * J);
+        int cnt = n_left;
+        fc_joint_graph g;
+        if (reuse_graphs_ && !first) {
+            // the kept graph for this step kind scores `width` frames; the unused ones are zeros
+            cnt = std::min(n_left, width);
+            const int slot = need_step_ ? 3 : 2;
+            kept_joint & k = kept_joint_[need_step_ ? 1 : 0];
+            if (!k.gf) {
+                const auto tb = std::chrono::steady_clock::now();
+                ggml_context * ctx = runner_.begin(slot);
+                k.gf = runner_.new_graph(ctx);
+                k.g = build_fc_joint_graph(ctx, k.gf, *m_, state_, need_step_, width, false);
+                runner_.alloc(k.gf, slot);
+                timings_.graph_ms += ms_since(tb);
+            }
+            g = k.g;
+            frames.assign((size_t) width * J, 0.0f);
+            std::copy(src, src + (size_t) cnt * J, frames.begin());
+            if (g.token) ggml_backend_tensor_set(g.token, &last_token_, 0, sizeof(int32_t));
+            ggml_backend_tensor_set(g.frames, frames.data(), 0, frames.size() * sizeof(float));
+            runner_.compute(k.gf, slot);
+            best.resize((size_t) width);
+        } else {
+            const auto tb = std::chrono::steady_clock::now();
+            ggml_context * ctx = runner_.begin();
+            ggml_cgraph * gf = runner_.new_graph(ctx);
+            g = build_fc_joint_graph(ctx, gf, *m_, state_, need_step_, n_left, first);
+            runner_.alloc(gf);
+            timings_.graph_ms += ms_since(tb);
+            if (g.token) ggml_backend_tensor_set(g.token, &last_token_, 0, sizeof(int32_t));
+            ggml_backend_tensor_set(g.frames, src, 0, (size_t) (n_left * J) * sizeof(float));
+            runner_.compute(gf);
+            best.resize((size_t) n_left);
+        }
         need_step_ = false;
         timings_.n_joint_calls += 1;
-        best.resize((size_t) n_left);
         ggml_backend_tensor_get(g.best, best.data(), 0, best.size() * sizeof(int32_t));
         if (first) {
             std::vector<float> logits(hp.n_vocab);
@@ -263,11 +322,11 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
             append_capture(cap_, "first_logits", logits.data(), logits.size(), hp.n_vocab);
         }
         int u = 0;
-        while (u < n_left && best[(size_t) u] == (int32_t) hp.blank_id) ++u;
-        if (u == n_left) {
-            dec_frame_ = end;
+        while (u < cnt && best[(size_t) u] == (int32_t) hp.blank_id) ++u;
+        if (u == cnt) { // all blank: on past these frames
+            dec_frame_ += cnt;
             sym_at_frame_ = 0;
-            break;
+            continue;
         }
         if (u > 0) {
             dec_frame_ += u;
@@ -348,6 +407,9 @@ std::map<std::string, double> fc_stream::timings() const {
             {"encoder_ms", t.encoder_ms},
             {"decoder_ms", t.decoder_ms},
             {"graph_ms", t.graph_ms},
+            {"n_graph_builds", (double) runner_.n_builds()},
+            {"n_graph_computes", (double) runner_.n_computes()},
+            {"n_buffer_grows", (double) runner_.n_buffer_grows()},
             {"n_mel_frames", (double) t.n_mel_frames},
             {"n_encoder_frames", (double) t.n_encoder_frames},
             {"n_encoder_batches", (double) t.n_encoder_batches},

@@ -13,6 +13,8 @@
 // stop_at_end_of_utterance the first one ends decoding. A stream is owned by one thread at a time.
 #pragma once
 
+#include "fc_decoder.h"
+#include "fc_encoder.h"
 #include "fc_frontend.h"
 #include "fc_state.h"
 #include "graph_runner.h"
@@ -33,7 +35,7 @@ struct fc_timings {
     double mel_ms = 0;     // frontend (host)
     double encoder_ms = 0; // subsampling + conformer graphs
     double decoder_ms = 0; // prediction + joint graphs
-    double graph_ms = 0;   // of encoder_ms: building and allocating the graphs
+    double graph_ms = 0;   // of encoder_ms + decoder_ms: building and allocating graphs
     int64_t n_mel_frames = 0;
     int64_t n_encoder_frames = 0;
     int64_t n_encoder_batches = 0;
@@ -100,6 +102,19 @@ private:
     bool ended_ = false;
     bool broken_ = false;
     int64_t captured_frames_ = 0;
+
+    // Steady-state graphs kept across batches (graph_runner slots 1..3): the encoder batch of one
+    // chunk with a full cache, moved along the rings; the joint over one chunk of frames, with and
+    // without a prediction step. Dropped whenever the geometry or language changes.
+    struct kept_joint {
+        ggml_cgraph * gf = nullptr;
+        fc_joint_graph g;
+    };
+    ggml_cgraph * kept_enc_gf_ = nullptr;
+    fc_encoder_graph kept_enc_;
+    kept_joint kept_joint_[2]; // [with_step]
+    bool reuse_graphs_ = true;
+    void drop_kept_graphs();
 
     stream_capture cap_;
     fc_timings timings_;
