@@ -92,6 +92,8 @@ def run_ours(args: argparse.Namespace) -> dict:
         "cpu_use": cpu / wall,
         "load_s": load_s,
         "cpu_features": str(m.info.get("cpu_features", "")),
+        "repacked_tensors": int(m.info.get("repacked_tensors", 0)),
+        "weights_mapped": bool(m.info.get("weights_mapped", False)),
         "timings": s.timings(),
         "load_start": load_start,
         "load_end": os.getloadavg()[0],

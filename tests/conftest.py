@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# ggml's Vulkan backend hides software devices; the first Vulkan device (Mesa's lavapipe on a machine
+# without a GPU) is shown to the tests, which run the golden checks on it (engine/test_backends_golden.py).
+# The engine's backend="auto" never picks a software device, so everything else stays on the CPU.
+os.environ.setdefault("GGML_VK_VISIBLE_DEVICES", "0")
 
 # Tests run against the installed package (`pip install .` or, while developing, `pip install -e .`),
 # which carries the compiled engine; the repository root is on the path for `tests.fakes`.

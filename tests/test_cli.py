@@ -236,3 +236,24 @@ def test_transcribe_with_a_real_end_of_utterance_model(parakeet_eou_tiny_gguf: P
     out = capsys.readouterr().out
     assert out == render("txt", captions) and len(out.splitlines()) > 1  # a line per utterance
     assert "".join(out.split()) == "".join(want.text.split())
+
+
+def test_devices_compute_lists_what_backend_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["devices", "--compute"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    devices = engine.compute_devices()
+    assert len(lines) == len(devices)
+    assert [line.split()[0] for line in lines] == [d.name.lower() for d in devices]
+    assert sum(line.endswith("(auto)") for line in lines) == 1
+    cpu_line = next(line for line in lines if line.startswith("cpu "))
+    assert "AVX" in cpu_line or "NEON" in cpu_line or "SSE" in cpu_line
+
+
+def test_an_unknown_backend_is_one_clear_error(
+    nemotron_tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wav = Path(__file__).resolve().parent / "data" / "audio" / "speech_short.wav"
+    code = main(["transcribe", str(wav), "--model", str(nemotron_tiny_gguf), "--backend", "warpdrive"])
+    assert code != 0
+    line = _one_error_line(capsys.readouterr().err)
+    assert "warpdrive" in line and "not available" in line and "CPU" in line

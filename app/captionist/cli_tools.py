@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from captionist.cli_errors import CliError, import_attr
-from captionist.cli_transcribe import BACKENDS, add_model_options, latency_option
+from captionist.cli_transcribe import BACKEND_HELP, add_model_options, latency_option
 
 OUTTYPES = ("f32", "f16", "bf16")
 QUANT_TYPES = ("Q8_0", "Q5_K", "Q4_K", "Q4_K_M", "Q5_K_M", "Q6_K", "F16")
@@ -58,10 +58,15 @@ def add_parsers(sub: Any) -> None:
         "a new path or a regular file",
     )
     p.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl+C)")
-    p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
+    p.add_argument("--backend", default="auto", help=BACKEND_HELP)
     p.set_defaults(func=cmd_live)
 
-    p = sub.add_parser("devices", help="list audio input devices", description="List audio input devices.")
+    p = sub.add_parser(
+        "devices",
+        help="list audio input devices (--compute: the devices models run on)",
+        description="List audio input devices, or with --compute the compute devices models can run on.",
+    )
+    p.add_argument("--compute", action="store_true", help="list compute devices (CPU, GPUs) instead")
     p.set_defaults(func=cmd_devices)
 
 
@@ -115,7 +120,22 @@ def cmd_live(args: argparse.Namespace) -> int:
     )
 
 
+def format_compute_devices(devices: list[Any]) -> str:
+    """One line per device: its name for --backend, what it is, memory, and the default mark."""
+    lines = []
+    for d in devices:
+        memory = f", {d.memory_total / 2**30:.1f} GiB" if d.memory_total else ""
+        extra = f" [{d.cpu_features}]" if d.cpu_features else ""
+        mark = "  (auto)" if d.is_default else ""
+        lines.append(f"{d.name.lower():<10} {d.backend} {d.type.value}: {d.description}{memory}{extra}{mark}")
+    return "\n".join(lines)
+
+
 def cmd_devices(args: argparse.Namespace) -> int:
+    if args.compute:
+        compute_devices = import_attr("captionist.engine", "compute_devices", "the engine")
+        print(format_compute_devices(compute_devices()))
+        return 0
     format_device_list = import_attr("captionist.audio.devices", "format_device_list", "device listing")
     print(format_device_list())
     return 0

@@ -25,7 +25,10 @@ from typing import Any, TextIO
 from captionist.cli_errors import CliError, import_attr
 from captionist.transcript import FORMATS, render, segment_tokens, with_utterance_ends
 
-BACKENDS = ("auto", "cpu", "metal", "cuda")
+BACKEND_HELP = (
+    "compute device: auto (default: the first GPU, else the CPU), cpu, or a backend or device "
+    "name from 'captionist devices --compute' (vulkan, vulkan0, cuda0, metal, ...)"
+)
 VOXTRAL_ARCHITECTURE = "voxtral_realtime"  # its latency is called a delay (--delay-ms, JSON delay_ms)
 
 
@@ -64,7 +67,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("audio", nargs="+", type=Path, metavar="AUDIO", help="audio file(s) to transcribe")
     p.add_argument("--model", type=Path, help="model file (.gguf); default: the downloaded default model")
     add_model_options(p)
-    p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
+    p.add_argument("--backend", default="auto", help=BACKEND_HELP)
     p.add_argument("--threads", type=int, help="CPU threads (default: the engine's choice)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: from -o's suffix, else txt)")
     p.add_argument("--timestamps", action="store_true", help="timestamps in txt and md output")

@@ -391,3 +391,59 @@ def quantize(
     ``dst`` on failure.
     """
     _engine_module().quantize(str(src), str(dst), type_name, n_threads or 0, progress)
+
+
+class DeviceType(str, enum.Enum):
+    """What kind of device a ``ComputeDevice`` is."""
+
+    CPU = "cpu"
+    GPU = "gpu"  # a discrete GPU
+    INTEGRATED_GPU = "igpu"  # a GPU sharing host memory
+    ACCELERATOR = "accelerator"
+
+
+@dataclass(frozen=True)
+class ComputeDevice:
+    """A device this build of the engine can run models on (its ggml backend loaded and its driver
+    found). ``name`` is what ``Model(backend=...)`` takes; ``is_default`` is what ``"auto"`` picks."""
+
+    backend: str  # "CPU", "Vulkan", "CUDA", "Metal", ...
+    name: str  # "CPU", "Vulkan0", "CUDA0", ...
+    description: str
+    type: DeviceType
+    memory_total: int  # bytes, 0 when unknown
+    memory_free: int
+    cpu_features: str  # CPU: the ggml variant loaded and its instruction sets
+    is_default: bool
+
+    @property
+    def label(self) -> str:
+        """How the app shows it: "Vulkan0 — llvmpipe (LLVM 15.0.6, 256 bits)"."""
+        return (
+            f"{self.name} — {self.description}"
+            if self.description and self.description != self.name
+            else self.name
+        )
+
+
+def compute_devices() -> list[ComputeDevice]:
+    """Every device models can run on here, in ggml's order (the CPU included)."""
+    return [
+        ComputeDevice(
+            backend=str(d["backend"]),
+            name=str(d["name"]),
+            description=str(d["description"]),
+            type=DeviceType(d["type"]),
+            memory_total=int(d["memory_total"]),
+            memory_free=int(d["memory_free"]),
+            cpu_features=str(d["cpu_features"]),
+            is_default=bool(d["is_default"]),
+        )
+        for d in _engine_module().compute_devices()
+    ]
+
+
+def default_n_threads() -> int:
+    """The compute threads ``n_threads=None`` gives a new stream now: the physical cores, no more
+    than the CPUs this process may use and the CPUs idle at this moment, at least 1."""
+    return int(_engine_module().default_n_threads())

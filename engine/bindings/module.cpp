@@ -411,4 +411,21 @@ PYBIND11_MODULE(_engine, mod) {
             "Raise EngineError unless the (key, gguf type, value, array type) items would load: every "
             "hyper-parameter and tokenizer rule of the architecture's loader, without tensors.");
     mod.def("physical_cores", &cpu_physical_cores);
+    mod.def("default_n_threads", &default_n_threads);
+    mod.def("compute_devices", [] {
+        py::list out;
+        for (const compute_device & c : compute_devices()) {
+            py::dict d;
+            d["backend"] = c.backend;
+            d["name"] = c.name;
+            d["description"] = c.description;
+            d["type"] = compute_device_type_name(c.type);
+            d["memory_total"] = c.memory_total;
+            d["memory_free"] = c.memory_free;
+            d["cpu_features"] = c.cpu_features;
+            d["is_default"] = c.is_default;
+            out.append(d);
+        }
+        return out;
+    });
 }

@@ -1,5 +1,7 @@
 #include "backend_registry.h"
 
+#include <captionist/engine.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -95,7 +97,13 @@ ggml_backend_dev_t pick_device(const std::string & want) {
         available += (available.empty() ? "" : ", ") + name;
         const auto type = ggml_backend_dev_type(d);
         if (type == GGML_BACKEND_DEVICE_TYPE_CPU && !cpu) cpu = d;
-        if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && !gpu) gpu = d;
+        // "auto" takes a GPU, never a software rasterizer posing as one (Mesa's lavapipe, SwiftShader):
+        // the CPU backend is far faster than those on the same cores
+        const char * desc = ggml_backend_dev_description(d);
+        const std::string dl = lower(desc ? desc : "");
+        const bool software = dl.find("llvmpipe") != std::string::npos || dl.find("lavapipe") != std::string::npos ||
+                              dl.find("swiftshader") != std::string::npos;
+        if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && !gpu && !software) gpu = d;
         if (!named && w != "auto" && w != "cpu" && (lower(reg) == w || lower(name).rfind(w, 0) == 0)) named = d;
     }
     if (w == "auto") {
@@ -156,6 +164,45 @@ void cpu_set_threadpool(ggml_backend_t backend, ggml_threadpool * tp) {
 } // namespace captionist
 
 namespace captionist {
+
+const char * compute_device_type_name(compute_device_type t) {
+    switch (t) {
+    case compute_device_type::COMPUTE_DEVICE_CPU: return "cpu";
+    case compute_device_type::COMPUTE_DEVICE_GPU: return "gpu";
+    case compute_device_type::COMPUTE_DEVICE_INTEGRATED_GPU: return "igpu";
+    case compute_device_type::COMPUTE_DEVICE_ACCELERATOR: return "accelerator";
+    }
+    return "unknown";
+}
+
+std::vector<compute_device> compute_devices() {
+    backend_init_once();
+    std::vector<compute_device> out;
+    ggml_backend_dev_t best = nullptr;
+    try {
+        best = pick_device("auto");
+    } catch (const std::runtime_error &) {
+    }
+    for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+        ggml_backend_dev_t d = ggml_backend_dev_get(i);
+        compute_device c;
+        c.backend = ggml_backend_reg_name(ggml_backend_dev_backend_reg(d));
+        c.name = ggml_backend_dev_name(d);
+        const char * desc = ggml_backend_dev_description(d);
+        c.description = desc ? desc : "";
+        switch (ggml_backend_dev_type(d)) {
+        case GGML_BACKEND_DEVICE_TYPE_CPU: c.type = compute_device_type::COMPUTE_DEVICE_CPU; break;
+        case GGML_BACKEND_DEVICE_TYPE_GPU: c.type = compute_device_type::COMPUTE_DEVICE_GPU; break;
+        case GGML_BACKEND_DEVICE_TYPE_IGPU: c.type = compute_device_type::COMPUTE_DEVICE_INTEGRATED_GPU; break;
+        default: c.type = compute_device_type::COMPUTE_DEVICE_ACCELERATOR; break;
+        }
+        ggml_backend_dev_memory(d, &c.memory_free, &c.memory_total);
+        if (c.type == compute_device_type::COMPUTE_DEVICE_CPU) c.cpu_features = cpu_backend_features();
+        c.is_default = d == best;
+        out.push_back(c);
+    }
+    return out;
+}
 
 std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts() {
     std::vector<ggml_backend_buffer_type_t> out;

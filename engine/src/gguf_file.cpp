@@ -19,9 +19,6 @@
 #include <stdexcept>
 #include <thread>
 
-#if defined(__APPLE__)
-#include <sys/sysctl.h>
-#endif
 
 namespace captionist {
 
@@ -318,7 +315,8 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
         throw std::invalid_argument("n_threads must be 0 (one per physical core) or 1 to " +
                                     std::to_string(MAX_THREADS) + ", got " + std::to_string(opts.n_threads));
     }
-    m.n_threads = opts.n_threads > 0 ? opts.n_threads : std::min(cpu_physical_cores(), MAX_THREADS);
+    m.auto_threads = opts.n_threads == 0;
+    m.n_threads = opts.n_threads > 0 ? opts.n_threads : std::min(default_n_threads(), MAX_THREADS);
     m.device = pick_device(opts.backend);
     m.backend_name = ggml_backend_dev_name(m.device);
     const bool on_cpu = ggml_backend_dev_type(m.device) == GGML_BACKEND_DEVICE_TYPE_CPU;
@@ -371,26 +369,6 @@ std::vector<float> tensor_to_host(const ggml_tensor * t) {
     std::vector<float> v((size_t) ggml_nelements(t));
     ggml_backend_tensor_get(t, v.data(), 0, v.size() * sizeof(float));
     return v;
-}
-
-int cpu_physical_cores() {
-#if defined(__APPLE__)
-    int n = 0;
-    size_t len = sizeof(n);
-    if (sysctlbyname("hw.perflevel0.physicalcpu", &n, &len, nullptr, 0) == 0 && n > 0) return n;
-    if (sysctlbyname("hw.physicalcpu", &n, &len, nullptr, 0) == 0 && n > 0) return n;
-#elif defined(__linux__)
-    std::ifstream f("/proc/cpuinfo");
-    std::set<std::string> cores;
-    std::string line, phys;
-    while (std::getline(f, line)) {
-        if (line.rfind("physical id", 0) == 0) phys = line.substr(line.find(':') + 1);
-        if (line.rfind("core id", 0) == 0) cores.insert(phys + "/" + line.substr(line.find(':') + 1));
-    }
-    if (!cores.empty()) return (int) cores.size();
-#endif
-    const unsigned n = std::thread::hardware_concurrency();
-    return n > 0 ? (int) n : 1;
 }
 
 } // namespace captionist

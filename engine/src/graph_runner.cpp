@@ -4,6 +4,8 @@
 
 #include "backend_registry.h"
 
+#include <captionist/engine.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,9 +25,10 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
     for (ggml_backend_t b : backends_) {
         ggml_backend_dev_t dev = ggml_backend_get_device(b);
         if (dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
-            cpu_set_n_threads(b, m.n_threads);
+            n_threads_ = m.auto_threads ? std::min(default_n_threads(), m.n_threads) : m.n_threads;
+            cpu_set_n_threads(b, n_threads_);
             const char * poll = std::getenv("CAPTIONIST_POLL");
-            threadpool_ = cpu_threadpool_new(m.n_threads, poll ? std::atoi(poll) : -1);
+            threadpool_ = cpu_threadpool_new(n_threads_, poll ? std::atoi(poll) : -1);
             cpu_set_threadpool(b, threadpool_);
         }
     }
@@ -125,6 +128,16 @@ void graph_runner::compute(ggml_cgraph * gf, int i) {
         throw std::runtime_error("the " + m_.backend_name + " backend failed to compute (status " +
                                  std::to_string((int) st) + ")");
     }
+}
+
+void graph_runner::set(ggml_tensor * t, const void * data, size_t bytes) {
+    ggml_backend_tensor_set(t, data, 0, bytes);
+    n_bytes_in_ += (int64_t) bytes;
+}
+
+void graph_runner::get(const ggml_tensor * t, void * data, size_t bytes) {
+    ggml_backend_tensor_get(t, data, 0, bytes);
+    n_bytes_out_ += (int64_t) bytes;
 }
 
 ggml_backend_buffer_type_t graph_runner::weights_buft() const {

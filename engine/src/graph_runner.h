@@ -40,6 +40,14 @@ public:
 
     ggml_backend_buffer_type_t weights_buft() const;
 
+    // A graph input set from the host, an output read back; counted (bytes between host and
+    // device memory when the device is not the CPU).
+    void set(ggml_tensor * t, const void * data, size_t bytes);
+    void get(const ggml_tensor * t, void * data, size_t bytes);
+    int64_t n_bytes_in() const { return n_bytes_in_; }
+    int64_t n_bytes_out() const { return n_bytes_out_; }
+
+    int n_threads() const { return n_threads_; }           // CPU compute threads of this runner
     int64_t n_builds() const { return n_builds_; }       // begin() calls
     int64_t n_computes() const { return n_computes_; }   // compute() calls
     int64_t n_buffer_grows() const;                       // compute buffers (re)allocated so far
@@ -58,8 +66,11 @@ private:
     std::vector<ggml_backend_t> backends_;
     slot_state slots_[GRAPH_SLOTS];
     ggml_threadpool * threadpool_ = nullptr;
+    int n_threads_ = 1;
     int64_t n_builds_ = 0;
     int64_t n_computes_ = 0;
+    int64_t n_bytes_in_ = 0;
+    int64_t n_bytes_out_ = 0;
     // CAPTIONIST_PROFILE_OPS=1: every node computed on its own and timed; totals per op printed to
     // stderr when the runner is destroyed (a development aid: it serialises the graph).
     struct op_total {

@@ -23,6 +23,7 @@ struct model_base : public model {
     ggml_backend_dev_t device = nullptr;   // where the weights live and graphs run
     std::string backend_name;              // "CPU", "CUDA0", "Metal", ...
     int n_threads = 1;
+    bool auto_threads = false;             // n_threads was 0: each new stream re-applies default_n_threads()
     ggml_context * ctx_w = nullptr;        // tensor metadata of all weights (no data)
     std::vector<ggml_backend_buffer_t> bufs_w; // the weights' data: on `device`, mapped, or repacked
     std::shared_ptr<const void> mapping;   // keeps the mapped file alive while bufs_w point into it

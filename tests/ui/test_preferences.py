@@ -40,3 +40,51 @@ def test_transcript_controls(prefs: Preferences, tmp_path) -> None:
     prefs.set_folder(tmp_path)
     s = prefs.settings
     assert (s.transcript_format, s.transcript_timestamps, s.transcript_folder()) == ("vtt", False, tmp_path)
+
+
+def fake_devices() -> list:
+    from captionist.engine import ComputeDevice, DeviceType
+
+    cpu = ComputeDevice("CPU", "CPU", "AMD EPYC", DeviceType.CPU, 0, 0, "AVX2 AVX512", False)
+    gpu = ComputeDevice(
+        "Vulkan", "Vulkan0", "llvmpipe", DeviceType.INTEGRATED_GPU, 8 << 30, 4 << 30, "", True
+    )
+    return [cpu, gpu]
+
+
+def test_compute_device_picker_lists_devices_and_saves_the_choice(qtbot) -> None:
+    settings = Settings()
+    overlay = CaptionOverlay(settings.overlay)
+    prefs = Preferences(settings, overlay, devices=fake_devices)
+    qtbot.addWidget(overlay)
+    qtbot.addWidget(prefs)
+    labels = [prefs.device.itemText(i) for i in range(prefs.device.count())]
+    assert labels == ["Automatic (Vulkan0 — llvmpipe)", "CPU — AMD EPYC", "Vulkan0 — llvmpipe"]
+    assert prefs.device.currentData() == "auto"
+    with qtbot.waitSignal(prefs.backend_changed) as changed:
+        prefs.device.setCurrentIndex(1)
+    assert changed.args == ["cpu"]
+    assert settings.backend == "cpu"
+
+
+def test_a_saved_device_this_computer_lacks_stays_visible(qtbot) -> None:
+    settings = Settings()
+    settings.backend = "cuda0"
+    overlay = CaptionOverlay(settings.overlay)
+    prefs = Preferences(settings, overlay, devices=fake_devices)
+    qtbot.addWidget(overlay)
+    qtbot.addWidget(prefs)
+    assert prefs.device.currentText() == "cuda0 (not available on this computer)"
+    assert prefs.device.currentData() == "cuda0"
+
+
+def test_preferences_open_when_the_engine_cannot_list_devices(qtbot) -> None:
+    def broken() -> list:
+        raise RuntimeError("no engine")
+
+    settings = Settings()
+    overlay = CaptionOverlay(settings.overlay)
+    prefs = Preferences(settings, overlay, devices=broken)
+    qtbot.addWidget(overlay)
+    qtbot.addWidget(prefs)
+    assert [prefs.device.itemData(i) for i in range(prefs.device.count())] == ["auto"]

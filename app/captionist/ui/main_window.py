@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -55,6 +56,14 @@ from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
 from captionist.ui.preferences import Preferences
 from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
+
+
+def list_devices() -> list[Any]:
+    """The engine's compute devices (imported here so the window opens without a built engine)."""
+    from captionist.engine import compute_devices
+
+    return list(compute_devices())
+
 
 # Capture's notices about a source that went away during a session and came back (audio/capture.py).
 DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 disappeared")
@@ -270,6 +279,15 @@ class MainWindow(QMainWindow):
             self._set_model_info(None, "loading…")
             self.controller.prepare_model(model, self.settings.backend)
 
+    def _on_backend_changed(self, backend: str) -> None:
+        """Reload the chosen model on the new device now, unless a session is using it."""
+        model = self.selected_model()
+        if model is None or self.controller.state != "idle":
+            return
+        self.error_banner.resolve(Problem.MODEL)
+        self._set_model_info(None, "loading…")
+        self.controller.prepare_model(model, backend)
+
     def _set_model_info(self, info: ModelInfo | None, why: str = "") -> None:
         """Offer ``info``'s latencies and languages (None: nothing to offer yet, ``why``)."""
         self.model_info = info
@@ -408,8 +426,9 @@ class MainWindow(QMainWindow):
         if self.overlay is None:
             return None
         if self.preferences is None:
-            self.preferences = Preferences(self.settings, self.overlay, parent=self)
+            self.preferences = Preferences(self.settings, self.overlay, parent=self, devices=list_devices)
             self.preferences.settings_changed.connect(self.settings_changed)
+            self.preferences.backend_changed.connect(self._on_backend_changed)
         self.preferences.show()
         return self.preferences
 

@@ -1,8 +1,9 @@
-"""Preferences: caption overlay appearance and the transcript file (folder, format, timestamps).
+"""Preferences: caption overlay appearance, the transcript file (folder, format, timestamps) and
+the compute device models run on.
 
 Usage::
 
-    prefs = Preferences(settings, overlay)
+    prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices)
     prefs.settings_changed.connect(save_later)
     prefs.show()
 
@@ -11,7 +12,9 @@ Every control applies at once (the overlay repaints live); nothing needs an OK b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont
@@ -38,13 +41,45 @@ from captionist.settings import Settings
 from captionist.transcript import FORMATS
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
 
+AUTO_BACKEND = "auto"
+
+
+class DeviceLike(Protocol):
+    """What the compute picker reads of a ``captionist.engine.ComputeDevice``."""
+
+    name: str
+    is_default: bool
+
+    @property
+    def label(self) -> str: ...
+
+
+def backend_choices(devices: Sequence[DeviceLike], current: str) -> list[tuple[str, str]]:
+    """(label, backend setting) pairs for the picker: Automatic first (naming the device it picks),
+    then each device; a saved choice this computer no longer has stays listed, marked, so the user
+    sees why a model fails to load instead of silently running elsewhere."""
+    default = next((d for d in devices if d.is_default), None)
+    out = [(f"Automatic ({default.label})" if default else "Automatic", AUTO_BACKEND)]
+    out += [(d.label, d.name.lower()) for d in devices]
+    if current.lower() not in {value for _, value in out}:
+        out.append((f"{current} (not available on this computer)", current))
+    return out
+
+
 COLOUR_FIELDS = (("text_color", "Text"), ("newest_color", "Newest words"), ("background_color", "Background"))
 
 
 class Preferences(QDialog):
     settings_changed = Signal()
+    backend_changed = Signal(str)  # the new backend setting; models load on it from now on
 
-    def __init__(self, settings: Settings, overlay: CaptionOverlay, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        overlay: CaptionOverlay,
+        parent: QWidget | None = None,
+        devices: Callable[[], Sequence[DeviceLike]] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Captionist preferences")
         self.settings, self.overlay = settings, overlay
@@ -114,9 +149,25 @@ class Preferences(QDialog):
         tform.addRow("Format", self.format)
         tform.addRow(self.timestamps)
 
+        self.device = QComboBox()
+        try:
+            found = list(devices()) if devices is not None else []
+        except Exception:  # an engine that cannot list devices must not keep Preferences shut
+            found = []
+        for label, value in backend_choices(found, settings.backend):
+            self.device.addItem(label, value)
+        self.device.setCurrentIndex(max(0, self.device.findData(settings.backend.lower())))
+        if self.device.currentData() != settings.backend.lower():
+            self.device.setCurrentIndex(self.device.findData(settings.backend))
+        compute_box = QGroupBox("Compute")
+        cform = QFormLayout(compute_box)
+        cform.addRow("Run models on", self.device)
+        cform.addRow(QLabel("A change reloads the model; a running session keeps its device until it stops."))
+
         layout = QVBoxLayout(self)
         layout.addWidget(overlay_box)
         layout.addWidget(transcript_box)
+        layout.addWidget(compute_box)
 
         for spin in (self.lines, self.font_size):
             spin.valueChanged.connect(self._apply_overlay)
@@ -130,6 +181,7 @@ class Preferences(QDialog):
         choose.clicked.connect(self._choose_folder)
         self.format.currentTextChanged.connect(self._apply_transcript)
         self.timestamps.toggled.connect(self._apply_transcript)
+        self.device.currentIndexChanged.connect(self._apply_device)
 
     def _show_click_through(self, enabled: bool) -> None:
         """The overlay's state changed elsewhere (shortcut, tray): show it without re-applying."""
@@ -182,3 +234,11 @@ class Preferences(QDialog):
         self.settings.transcript_format = self.format.currentText()
         self.settings.transcript_timestamps = self.timestamps.isChecked()
         emit(self.settings_changed)
+
+    def _apply_device(self, *_: object) -> None:
+        value = str(self.device.currentData())
+        if value == self.settings.backend:
+            return
+        self.settings.backend = value
+        emit(self.settings_changed)
+        emit(self.backend_changed, value)

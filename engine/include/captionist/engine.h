@@ -168,7 +168,34 @@ std::shared_ptr<const model> model_load(const std::string & path, const model_lo
 void quantize_model(const std::string & src, const std::string & dst, const std::string & type_name, int n_threads,
                     const std::function<void(size_t, size_t)> & progress);
 
-// Physical core count (best effort), used as the default thread count.
+// Physical core count (best effort).
 int cpu_physical_cores();
+
+// The thread count a model gets with n_threads = 0: the physical cores, no more than the CPUs this
+// process may run on (affinity) and the CPUs idle right now (online CPUs minus the other runnable
+// threads), at least 1. Compute threads wait for each other at every op, so one that shares a core
+// with other work stalls them all: on a busy machine fewer threads are faster.
+int default_n_threads();
+
+enum class compute_device_type {
+    COMPUTE_DEVICE_CPU,
+    COMPUTE_DEVICE_GPU,            // a discrete GPU
+    COMPUTE_DEVICE_INTEGRATED_GPU, // a GPU sharing host memory
+    COMPUTE_DEVICE_ACCELERATOR,
+};
+const char * compute_device_type_name(compute_device_type t); // "cpu", "gpu", "igpu", "accelerator"
+
+// One device this build of ggml can run models on (its backend module loaded and its driver found).
+struct compute_device {
+    std::string backend;     // the backend: "CPU", "Vulkan", "CUDA", "Metal", ...
+    std::string name;        // the device: "CPU", "Vulkan0", "CUDA0" (what model_load_options::backend takes)
+    std::string description; // e.g. the GPU's or the CPU's name
+    compute_device_type type = compute_device_type::COMPUTE_DEVICE_CPU;
+    size_t memory_total = 0; // bytes (0: unknown)
+    size_t memory_free = 0;
+    std::string cpu_features; // CPU: the variant loaded and its instruction sets
+    bool is_default = false;  // what backend = "auto" picks
+};
+std::vector<compute_device> compute_devices();
 
 } // namespace captionist

@@ -65,7 +65,7 @@ void fc_stream::compute_pos_tables() {
     fc_pos_graph g = build_fc_pos_graph(ctx, gf, *m_, state_);
     runner_.alloc(gf);
     const std::vector<float> pe = fc_pos_embedding(*m_, state_.geo.rel_top, state_.geo.n_rel);
-    ggml_backend_tensor_set(g.pe, pe.data(), 0, pe.size() * sizeof(float));
+    runner_.set(g.pe, pe.data(), pe.size() * sizeof(float));
     runner_.compute(gf);
 }
 
@@ -223,13 +223,13 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
     const std::vector<fc_sub_range> ranges = fc_sub_ranges(hp, p0, n);
     std::vector<float> buf;
     fill_mel_window(ranges[0].lo, ranges[0].count, buf);
-    ggml_backend_tensor_set(g.mel, buf.data(), 0, buf.size() * sizeof(float));
+    runner_.set(g.mel, buf.data(), buf.size() * sizeof(float));
     for (size_t s = 0; s < g.sub_masks.size(); ++s) {
         const fc_sub_range & r = ranges[s + 1];
         const int64_t valid = finished_ ? stage_valid_length((int) s + 1) : std::numeric_limits<int64_t>::max();
         buf.assign((size_t) r.count, 0.0f);
         for (int64_t i = 0; i < r.count; ++i) buf[(size_t) i] = (r.lo + i >= 0 && r.lo + i < valid) ? 1.0f : 0.0f;
-        ggml_backend_tensor_set(g.sub_masks[s], buf.data(), 0, buf.size() * sizeof(float));
+        runner_.set(g.sub_masks[s], buf.data(), buf.size() * sizeof(float));
     }
     // chunked-limited attention: a query sees keys of its own chunk and of the left_chunks before it
     const int W = n_cache + n;
@@ -242,17 +242,17 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
             buf[(size_t) i * W + j] = (kc <= qc && kc >= qc - geo.left_chunks) ? 0.0f : neg_inf;
         }
     }
-    ggml_backend_tensor_set(g.attn_mask, buf.data(), 0, buf.size() * sizeof(float));
+    runner_.set(g.attn_mask, buf.data(), buf.size() * sizeof(float));
 
     runner_.compute(gf, slot);
 
     joint_enc.resize((size_t) hp.joint_n_embd * n);
-    ggml_backend_tensor_get(g.joint_enc, joint_enc.data(), 0, joint_enc.size() * sizeof(float));
+    runner_.get(g.joint_enc, joint_enc.data(), joint_enc.size() * sizeof(float));
     if (opts_.capture) {
         std::vector<float> x((size_t) hp.n_embd * n);
-        ggml_backend_tensor_get(g.enc_in, x.data(), 0, x.size() * sizeof(float));
+        runner_.get(g.enc_in, x.data(), x.size() * sizeof(float));
         append_capture(cap_, "encoder_input", x.data(), x.size(), hp.n_embd);
-        ggml_backend_tensor_get(g.enc_out, x.data(), 0, x.size() * sizeof(float));
+        runner_.get(g.enc_out, x.data(), x.size() * sizeof(float));
         append_capture(cap_, "encoder_out", x.data(), x.size(), hp.n_embd);
         append_capture(cap_, "joint_enc", joint_enc.data(), joint_enc.size(), hp.joint_n_embd);
     }
@@ -297,8 +297,8 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
             g = k.g;
             frames.assign((size_t) width * J, 0.0f);
             std::copy(src, src + (size_t) cnt * J, frames.begin());
-            if (g.token) ggml_backend_tensor_set(g.token, &last_token_, 0, sizeof(int32_t));
-            ggml_backend_tensor_set(g.frames, frames.data(), 0, frames.size() * sizeof(float));
+            if (g.token) runner_.set(g.token, &last_token_, sizeof(int32_t));
+            runner_.set(g.frames, frames.data(), frames.size() * sizeof(float));
             runner_.compute(k.gf, slot);
             best.resize((size_t) width);
         } else {
@@ -308,17 +308,17 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
             g = build_fc_joint_graph(ctx, gf, *m_, state_, need_step_, n_left, first);
             runner_.alloc(gf);
             timings_.graph_ms += ms_since(tb);
-            if (g.token) ggml_backend_tensor_set(g.token, &last_token_, 0, sizeof(int32_t));
-            ggml_backend_tensor_set(g.frames, src, 0, (size_t) (n_left * J) * sizeof(float));
+            if (g.token) runner_.set(g.token, &last_token_, sizeof(int32_t));
+            runner_.set(g.frames, src, (size_t) (n_left * J) * sizeof(float));
             runner_.compute(gf);
             best.resize((size_t) n_left);
         }
         need_step_ = false;
         timings_.n_joint_calls += 1;
-        ggml_backend_tensor_get(g.best, best.data(), 0, best.size() * sizeof(int32_t));
+        runner_.get(g.best, best.data(), best.size() * sizeof(int32_t));
         if (first) {
             std::vector<float> logits(hp.n_vocab);
-            ggml_backend_tensor_get(g.logits, logits.data(), 0, logits.size() * sizeof(float));
+            runner_.get(g.logits, logits.data(), logits.size() * sizeof(float));
             append_capture(cap_, "first_logits", logits.data(), logits.size(), hp.n_vocab);
         }
         int u = 0;
@@ -410,6 +410,9 @@ std::map<std::string, double> fc_stream::timings() const {
             {"n_graph_builds", (double) runner_.n_builds()},
             {"n_graph_computes", (double) runner_.n_computes()},
             {"n_buffer_grows", (double) runner_.n_buffer_grows()},
+            {"n_threads", (double) runner_.n_threads()},
+            {"n_bytes_in", (double) runner_.n_bytes_in()},
+            {"n_bytes_out", (double) runner_.n_bytes_out()},
             {"n_mel_frames", (double) t.n_mel_frames},
             {"n_encoder_frames", (double) t.n_encoder_frames},
             {"n_encoder_batches", (double) t.n_encoder_batches},

@@ -83,7 +83,13 @@ std::map<std::string, double> voxtral_stream::timings() const {
             {"n_audio_batches", (double) t.n_audio_batches},
             {"n_audio_tokens", (double) t.n_audio_tokens},
             {"n_decoder_calls", (double) t.n_decoder_calls},
-            {"n_decoder_positions", (double) t.n_decoder_positions}};
+            {"n_decoder_positions", (double) t.n_decoder_positions},
+            {"n_graph_builds", (double) runner_.n_builds()},
+            {"n_graph_computes", (double) runner_.n_computes()},
+            {"n_buffer_grows", (double) runner_.n_buffer_grows()},
+            {"n_threads", (double) runner_.n_threads()},
+            {"n_bytes_in", (double) runner_.n_bytes_in()},
+            {"n_bytes_out", (double) runner_.n_bytes_out()}};
 }
 
 void voxtral_stream::restart(int num_delay_tokens) {
@@ -132,10 +138,10 @@ void voxtral_stream::compute_ada_scales() {
     ada_graph g = build_ada_graph(ctx, gf, *m_);
     runner_.alloc(gf);
     const std::vector<float> t = delay_time_embedding(*m_, delay_);
-    ggml_backend_tensor_set(g.t_cond, t.data(), 0, t.size() * sizeof(float));
+    runner_.set(g.t_cond, t.data(), t.size() * sizeof(float));
     runner_.compute(gf);
     ada_scales_.resize((size_t) hp.dec_n_embd * hp.dec_n_layer);
-    ggml_backend_tensor_get(g.scales, ada_scales_.data(), 0, ada_scales_.size() * sizeof(float));
+    runner_.get(g.scales, ada_scales_.data(), ada_scales_.size() * sizeof(float));
 }
 
 stream_result voxtral_stream::feed(const float * pcm, size_t n) {
@@ -240,11 +246,11 @@ std::vector<float> voxtral_stream::run_conv_stem(int k) {
         col[1] = mel_prev_[(size_t) (n_mel + c)];
         for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
     }
-    ggml_backend_tensor_set(g.mel_in, mel_in.data(), 0, mel_in.size() * sizeof(float));
-    ggml_backend_tensor_set(g.conv1_prev, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
+    runner_.set(g.mel_in, mel_in.data(), mel_in.size() * sizeof(float));
+    runner_.set(g.conv1_prev, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
     runner_.compute(gf);
-    ggml_backend_tensor_get(g.conv1_last, conv1_prev_.data(), 0, conv1_prev_.size() * sizeof(float));
-    ggml_backend_tensor_get(g.frames, frames.data(), 0, frames.size() * sizeof(float));
+    runner_.get(g.conv1_last, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
+    runner_.get(g.frames, frames.data(), frames.size() * sizeof(float));
     return frames;
 }
 
@@ -268,18 +274,18 @@ void voxtral_stream::run_audio_batches() {
         ggml_cgraph * gf = runner_.new_graph(ctx);
         encoder_graph g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_);
         runner_.alloc(gf);
-        ggml_backend_tensor_set(g.frames, frames.data(), 0, frames.size() * sizeof(float));
+        runner_.set(g.frames, frames.data(), frames.size() * sizeof(float));
         std::vector<int32_t> pos((size_t) n_enc);
         for (int64_t i = 0; i < n_enc; ++i) pos[(size_t) i] = (int32_t) (enc_pos_ + i);
-        ggml_backend_tensor_set(g.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+        runner_.set(g.pos, pos.data(), pos.size() * sizeof(int32_t));
         std::vector<float> mask((size_t) enc_ring_.n_used() * n_enc);
         enc_ring_.fill_mask(enc_pos_, (int) n_enc, mask.data());
-        ggml_backend_tensor_set(g.mask, mask.data(), 0, mask.size() * sizeof(float));
+        runner_.set(g.mask, mask.data(), mask.size() * sizeof(float));
 
         runner_.compute(gf);
 
         std::vector<float> emb((size_t) (D * k));
-        ggml_backend_tensor_get(g.embeds, emb.data(), 0, emb.size() * sizeof(float));
+        runner_.get(g.embeds, emb.data(), emb.size() * sizeof(float));
         for (int i = 0; i < k; ++i) {
             embeds_.emplace_back(emb.begin() + (size_t) i * D, emb.begin() + (size_t) (i + 1) * D);
             // the left-pad tokens (pure silence: the encoder is causal) are kept for re-anchoring
@@ -287,7 +293,7 @@ void voxtral_stream::run_audio_batches() {
         }
         if (opts_.capture) {
             std::vector<float> eo((size_t) (E * n_enc));
-            ggml_backend_tensor_get(g.enc_out, eo.data(), 0, eo.size() * sizeof(float));
+            runner_.get(g.enc_out, eo.data(), eo.size() * sizeof(float));
             append_capture(cap_, "enc_out", eo.data(), eo.size(), E);
             append_capture(cap_, "embeds", emb.data(), emb.size(), D);
         }
@@ -362,7 +368,7 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
     decoder_graph g = build_decoder_graph(ctx, gf, *m_, dec_ring_, n, pos0);
     runner_.alloc(gf);
 
-    ggml_backend_tensor_set(g.ids, ids.data(), 0, (size_t) n * sizeof(int32_t));
+    runner_.set(g.ids, ids.data(), (size_t) n * sizeof(int32_t));
     std::vector<float> audio((size_t) (D * n));
     for (int i = 0; i < n; ++i) {
         const int64_t a = audio_index(pos0 + i);
@@ -370,19 +376,19 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
             pos0 + i < (int64_t) hp.n_left_pad_tokens ? silence_embeds_[(size_t) (pos0 + i)] : embeds_[(size_t) (a - embeds_base_)];
         std::copy(e.begin(), e.end(), audio.begin() + (size_t) i * D);
     }
-    ggml_backend_tensor_set(g.audio, audio.data(), 0, audio.size() * sizeof(float));
+    runner_.set(g.audio, audio.data(), audio.size() * sizeof(float));
     std::vector<int32_t> pos((size_t) n);
     for (int i = 0; i < n; ++i) pos[(size_t) i] = (int32_t) (pos0 + i);
-    ggml_backend_tensor_set(g.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+    runner_.set(g.pos, pos.data(), pos.size() * sizeof(int32_t));
     std::vector<float> mask((size_t) dec_ring_.n_used() * n);
     dec_ring_.fill_mask(pos0, n, mask.data());
-    ggml_backend_tensor_set(g.mask, mask.data(), 0, mask.size() * sizeof(float));
-    ggml_backend_tensor_set(g.ada, ada_scales_.data(), 0, ada_scales_.size() * sizeof(float));
+    runner_.set(g.mask, mask.data(), mask.size() * sizeof(float));
+    runner_.set(g.ada, ada_scales_.data(), ada_scales_.size() * sizeof(float));
 
     runner_.compute(gf);
 
     std::vector<float> logits(hp.dec_n_vocab);
-    ggml_backend_tensor_get(g.logits, logits.data(), 0, logits.size() * sizeof(float));
+    runner_.get(g.logits, logits.data(), logits.size() * sizeof(float));
     dec_pos_ = pos0 + n;
     timings_.decoder_ms += ms_since(t0);
     timings_.n_decoder_calls += 1;
