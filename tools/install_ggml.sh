@@ -5,7 +5,7 @@
 # picked when the engine starts) and llamafile's matrix kernels. The prebuilt wheel on PyPI is one
 # AVX2 build without them. Skipped when that build is installed already (CAPTIONIST_GGML_REBUILD=1
 # forces it). The Vulkan backend is built too when its SDK is there (glslc and the Vulkan headers:
-# Debian glslc + libvulkan-dev, tools/setup_system.sh); CAPTIONIST_GGML_VULKAN=0 leaves it out, =1
+# Debian glslc, libvulkan-dev and spirv-headers, tools/setup_system.sh); CAPTIONIST_GGML_VULKAN=0 leaves it out, =1
 # requires it. It loads only where a Vulkan driver is installed and is skipped quietly elsewhere.
 # Extra CMake defines (e.g. -DGGML_CUDA=ON) can be passed in CAPTIONIST_GGML_CMAKE_ARGS.
 # Takes 5-10 minutes on 2 cores, once (about 10 more with Vulkan's shaders).
@@ -13,8 +13,21 @@ set -euo pipefail
 PY=${PYTHON:-python3}
 VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$(dirname "$0")/../pyproject.toml" | head -n 1)
 VULKAN=${CAPTIONIST_GGML_VULKAN:-auto}
+# Vulkan-Hpp headers new enough for ggml (1.3.261+): the SDK's, the system's, or the ones
+# tools/setup_system.sh unpacks where the system's are older (Debian 12)
+VK_INCLUDE=""
+if [ -n "${VULKAN_SDK:-}" ]; then
+  VK_OK=1
+elif grep -qs LayerSettingEXT /usr/include/vulkan/vulkan_structs.hpp; then
+  VK_OK=1
+elif [ -f /opt/captionist-vulkan-headers/include/vulkan/vulkan.hpp ] && [ -f /usr/include/vulkan/vulkan.h ]; then
+  VK_OK=1
+  VK_INCLUDE=/opt/captionist-vulkan-headers/include
+else
+  VK_OK=0
+fi
 if [ "$VULKAN" = auto ]; then
-  if command -v glslc >/dev/null 2>&1 && { [ -f /usr/include/vulkan/vulkan.h ] || [ -n "${VULKAN_SDK:-}" ]; }; then
+  if [ "$VK_OK" = 1 ] && command -v glslc >/dev/null 2>&1 && { [ -n "${VULKAN_SDK:-}" ] || [ -d /usr/share/cmake/SPIRV-Headers ]; }; then
     VULKAN=1
   else
     VULKAN=0
@@ -44,6 +57,7 @@ EXTRA=""
 WHAT="runtime CPU dispatch"
 if [ "$VULKAN" = 1 ]; then
   EXTRA="-DGGML_VULKAN=ON"
+  if [ -n "$VK_INCLUDE" ]; then EXTRA="$EXTRA -DVulkan_INCLUDE_DIR=$VK_INCLUDE"; fi
   WHAT="$WHAT and Vulkan"
 fi
 echo "install_ggml: building ggml ${VERSION} from source with ${WHAT} (once; 5-20 minutes)" >&2

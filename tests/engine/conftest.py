@@ -51,6 +51,23 @@ def gguf_path(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], 
 
 
 @pytest.fixture(scope="session")
+def fc_f32(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """fc_f32(model) -> a FastConformer fixture (tests/data/fastconformer) converted to F32 once."""
+    from .fastconformer_fixtures import expected, source
+
+    root = tmp_path_factory.mktemp("fc_f32")
+
+    def make(model: str) -> Path:
+        out = root / f"{model}.gguf"
+        if not out.exists():
+            expected(model)  # skips when the fixture is not committed
+            convert_checkpoint(source(model), out, "f32", progress=False)
+        return out
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def loaded(gguf_path: Callable[[str, str], Path]) -> Callable[[str, str], engine.Model]:
     cache: dict[tuple[str, str], engine.Model] = {}
 

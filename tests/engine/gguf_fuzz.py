@@ -20,10 +20,45 @@ from pathlib import Path
 import numpy as np
 from gguf import GGUFReader, GGUFValueType
 
-INTS = [0, 1, 2, 3, 7, 8, 15, 16, 31, 32, 255, 256, 4096, 32000, 65535, 65536, 1 << 20, 20_000_000,
-        1 << 29, (1 << 31) - 1, 1 << 31, (1 << 32) - 1]
-FLOATS = [0.0, -0.0, -1.0, 1.0, 1e-30, -1e-5, 0.5, 1e10, 3.4e38, -3.4e38, float("nan"), float("inf"),
-          float("-inf")]
+INTS = [
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    15,
+    16,
+    31,
+    32,
+    255,
+    256,
+    4096,
+    32000,
+    65535,
+    65536,
+    1 << 20,
+    20_000_000,
+    1 << 29,
+    (1 << 31) - 1,
+    1 << 31,
+    (1 << 32) - 1,
+]
+FLOATS = [
+    0.0,
+    -0.0,
+    -1.0,
+    1.0,
+    1e-30,
+    -1e-5,
+    0.5,
+    1e10,
+    3.4e38,
+    -3.4e38,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+]
 _PACK = {
     GGUFValueType.UINT8: "<B",
     GGUFValueType.INT8: "<b",

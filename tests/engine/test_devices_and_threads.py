@@ -22,8 +22,15 @@ def test_compute_devices_lists_the_cpu_with_its_variant() -> None:
     assert cpus[0].cpu_features  # e.g. "SSE3 ... AVX2 ..."
     assert sum(d.is_default for d in devices) == 1
     default = next(d for d in devices if d.is_default)
-    # "auto" prefers a GPU when there is one
-    assert (default.type is DeviceType.CPU) == all(d.type is DeviceType.CPU for d in devices)
+    # "auto" prefers a GPU when there is one, but never a software rasterizer posing as one
+    software = ("llvmpipe", "lavapipe", "swiftshader")
+    real_gpus = [
+        d
+        for d in devices
+        if d.type is not DeviceType.CPU and not any(w in d.description.lower() for w in software)
+    ]
+    assert (default.type is DeviceType.CPU) == (not real_gpus)
+    assert not any(w in default.description.lower() for w in software)
 
 
 def test_every_listed_device_is_a_backend_a_model_loads_on(gguf_path: Callable[[str, str], Path]) -> None:

@@ -23,7 +23,10 @@ def run_batch(path: Path, seed: int, first: int, count: int) -> subprocess.Compl
     try:
         return subprocess.run(
             [sys.executable, str(CHILD), str(path), str(seed), str(first), str(count)],
-            capture_output=True, text=True, timeout=BATCH_TIMEOUT_S, env=env,
+            capture_output=True,
+            text=True,
+            timeout=BATCH_TIMEOUT_S,
+            env=env,
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

@@ -11,25 +11,9 @@ import numpy as np
 import pytest
 
 from captionist import engine
-from captionist.convert import convert_checkpoint
-
-from .fastconformer_fixtures import source
 
 SR = 16000
 MODELS = ("nemotron_tiny_ctx", "parakeet_eou_tiny_ctx")
-
-
-@pytest.fixture(scope="module")
-def fc_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    root = tmp_path_factory.mktemp("reuse")
-
-    def make(model: str) -> Path:
-        out = root / f"{model}.gguf"
-        if not out.exists():
-            convert_checkpoint(source(model), out, "f32", progress=False)
-        return out
-
-    return make
 
 
 def speechy(seconds: float, seed: int = 0) -> np.ndarray:
@@ -43,9 +27,9 @@ def speechy(seconds: float, seed: int = 0) -> np.ndarray:
 
 @pytest.mark.parametrize("model", MODELS)
 def test_a_running_stream_builds_no_graphs_and_grows_no_buffers(
-    fc_file: Callable[[str], Path], model: str
+    fc_f32: Callable[[str], Path], model: str
 ) -> None:
-    m = engine.Model(fc_file(model), backend="cpu", n_threads=1)
+    m = engine.Model(fc_f32(model), backend="cpu", n_threads=1)
     for latency in m.info["latencies_ms"]:
         s = m.stream(latency_ms=latency)
         piece = latency * SR // 1000  # one chunk of audio per feed: one steady batch each
@@ -65,9 +49,9 @@ def test_a_running_stream_builds_no_graphs_and_grows_no_buffers(
 
 @pytest.mark.parametrize("model", MODELS)
 def test_kept_graphs_decode_what_fresh_graphs_decode(
-    fc_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, model: str
+    fc_f32: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, model: str
 ) -> None:
-    path = fc_file(model)
+    path = fc_f32(model)
     pcm = speechy(25.0, seed=3)
     sizes = np.random.default_rng(7).integers(1, 9000, size=400)
 

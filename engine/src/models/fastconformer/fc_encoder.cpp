@@ -3,6 +3,8 @@
 #include "fc_model.h"
 #include "fc_state.h"
 
+#include <ggml-backend.h>
+
 #include <cmath>
 
 namespace captionist {
@@ -133,6 +135,12 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
     views.push_back({keys, R::FC_RING_K_WINDOW, 0});
     ggml_tensor * values = ggml_view_3d(ctx, vc, W, hd, nh, vc->nb[1], vc->nb[1] * hd, a * ggml_element_size(vc));
     views.push_back({values, R::FC_RING_V_WINDOW, 0});
+    if (!ggml_backend_buffer_is_host(vc->buffer)) {
+        // GPU backends read a product's operands from offsets aligned to the device's storage
+        // alignment (Vulkan asserts it); the window starts at any slot, so it is copied first
+        keys = ggml_cont(ctx, keys);
+        values = ggml_cont(ctx, values);
+    }
 
     ggml_tensor * qu = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_u, hd, nh, 1)), 0, 2, 1, 3);
     ggml_tensor * qv = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_v, hd, nh, 1)), 0, 2, 1, 3);
