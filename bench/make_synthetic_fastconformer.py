@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_OUT = Path.home() / ".cache" / "captionist-bench"
-TYPES = {"f16": "F16", "q8_0": "Q8_0", "q4_k": "Q4_K"}
+TYPES = {"f16": "F16", "bf16": "BF16", "q8_0": "Q8_0", "q4_k": "Q4_K"}
 HF_BLANK_BIAS = "joint.head.bias"
 # Emission design (random weights have no notion of words). With random prediction-network weights a
 # token moves the decoder into a new state in which blank may win at every later frame, or at none:
@@ -388,7 +388,10 @@ def make_size(out: Path, size: str, types: list[str], target: float, n_threads: 
             print(f"keep  {path}")
             continue
         t0 = time.perf_counter()
-        quantize(f16, path, TYPES[t], n_threads)
+        if t == "bf16":  # the same weights rounded to bfloat16 instead of float16 (with the calibrated bias)
+            convert_checkpoint(hf, path, "bf16", progress=False)
+        else:
+            quantize(f16, path, TYPES[t], n_threads)
         print(
             f"wrote {path} ({path.stat().st_size / 1e6:.0f} MB, {time.perf_counter() - t0:.0f} s)", flush=True
         )
