@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from captionist import engine
-from captionist.convert import convert_checkpoint
 from captionist.engine import DeviceType
 
 from .conftest import MODELS, load_clip, load_expected
-from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected, source
+from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
 
 FRAME_MS = 80
 
@@ -41,20 +40,6 @@ def test_vulkan_is_there_when_required() -> None:
     if os.environ.get("CAPTIONIST_VULKAN_REQUIRED") != "1":
         pytest.skip("CAPTIONIST_VULKAN_REQUIRED is not set")
     assert any(name.lower().startswith("vulkan") for name in DEVICES), engine.compute_devices()
-
-
-@pytest.fixture(scope="module")
-def fc_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    root = tmp_path_factory.mktemp("backend_fc")
-
-    def make(model: str) -> Path:
-        out = root / f"{model}.gguf"
-        if not out.exists():
-            expected(model)
-            convert_checkpoint(source(model), out, "f32", progress=False)
-        return out
-
-    return make
 
 
 # ggml's GPU kernels may round through F16 (Vulkan does where the device has F16 arithmetic, as
