@@ -1,5 +1,7 @@
 #include "backend_registry.h"
 
+#include "env_flag.h"
+
 #include <captionist/engine.h>
 
 #include <algorithm>
@@ -209,7 +211,7 @@ std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts() {
     ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     auto get = cpu_proc<ggml_backend_dev_get_extra_bufts_t>("ggml_backend_dev_get_extra_bufts");
     if (!dev || !get) return out;
-    if (const char * e = std::getenv("CAPTIONIST_NO_REPACK"); e && *e && std::string(e) != "0") return out;
+    if (env_flag("CAPTIONIST_NO_REPACK")) return out;
     for (ggml_backend_buffer_type_t * p = get(dev); p && *p; ++p) out.push_back(*p);
     return out;
 }

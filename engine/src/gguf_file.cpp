@@ -1,6 +1,7 @@
 #include "gguf_file.h"
 
 #include "backend_registry.h"
+#include "env_flag.h"
 #include "mapped_file.h"
 #include "utf8_assembler.h"
 
@@ -17,12 +18,15 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
-
 
 namespace captionist {
 
 namespace {
+
+// Where `t`'s data starts in the file.
+size_t file_offset(const gguf_file & f, const ggml_tensor * t) {
+    return gguf_get_data_offset(f.gguf) + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
+}
 
 // Reads `tensors` from the file into their (allocated) buffers.
 void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
@@ -31,11 +35,9 @@ void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensor
     if (!in) {
         throw std::runtime_error("cannot open model file '" + f.path + "'");
     }
-    const size_t data_offset = gguf_get_data_offset(f.gguf);
     std::vector<char> staging;
     for (ggml_tensor * t : tensors) {
-        const int64_t tid = gguf_find_tensor(f.gguf, ggml_get_name(t));
-        const size_t offs = data_offset + gguf_get_tensor_offset(f.gguf, tid);
+        const size_t offs = file_offset(f, t);
         const size_t nbytes = ggml_nbytes(t);
         in.seekg((std::streamoff) offs);
         if (ggml_backend_buffer_is_host(t->buffer)) {
@@ -107,11 +109,10 @@ bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_ten
     } catch (const std::runtime_error &) {
         return false; // e.g. a file system without mmap: read instead
     }
-    const size_t data_offset = gguf_get_data_offset(f.gguf);
     std::vector<size_t> offsets;
     size_t max_size = 0;
     for (ggml_tensor * t : tensors) {
-        const size_t off = data_offset + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
+        const size_t off = file_offset(f, t);
         if (off + ggml_nbytes(t) > mf->size()) { // the file changed since it was opened
             throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
         }
@@ -320,10 +321,9 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     m.device = pick_device(opts.backend);
     m.backend_name = ggml_backend_dev_name(m.device);
     const bool on_cpu = ggml_backend_dev_type(m.device) == GGML_BACKEND_DEVICE_TYPE_CPU;
-    const char * no_mmap = std::getenv("CAPTIONIST_NO_MMAP");
     ggml_backend_dev_props props;
     ggml_backend_dev_get_props(m.device, &props);
-    const bool map = opts.use_mmap && props.caps.buffer_from_host_ptr && !(no_mmap && *no_mmap && std::string(no_mmap) != "0");
+    const bool map = opts.use_mmap && props.caps.buffer_from_host_ptr && !env_flag("CAPTIONIST_NO_MMAP");
 
     std::vector<std::pair<ggml_backend_buffer_type_t, std::vector<ggml_tensor *>>> repacked;
     std::vector<ggml_tensor *> rest;

@@ -1,5 +1,6 @@
 #include "graph_runner.h"
 
+#include "env_flag.h"
 #include "model_base.h"
 
 #include "backend_registry.h"
@@ -32,8 +33,7 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
             cpu_set_threadpool(b, threadpool_);
         }
     }
-    const char * prof = std::getenv("CAPTIONIST_PROFILE_OPS");
-    profiling_ = prof && *prof && std::string(prof) != "0";
+    profiling_ = env_flag("CAPTIONIST_PROFILE_OPS");
 }
 
 graph_runner::slot_state & graph_runner::slot(int i) {
@@ -55,6 +55,15 @@ int64_t graph_runner::n_buffer_grows() const {
     return n;
 }
 
+void graph_runner::add_counters(std::map<std::string, double> & out) const {
+    out["n_threads"] = n_threads_;
+    out["n_graph_builds"] = (double) n_builds_;
+    out["n_graph_computes"] = (double) n_computes_;
+    out["n_buffer_grows"] = (double) n_buffer_grows();
+    out["n_bytes_in"] = (double) n_bytes_in_;
+    out["n_bytes_out"] = (double) n_bytes_out_;
+}
+
 bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
     graph_runner & r = *static_cast<graph_runner *>(self);
     const auto now = std::chrono::steady_clock::now();
@@ -64,7 +73,9 @@ bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
     }
     std::string key = ggml_op_desc(t);
     if (t->op == GGML_OP_MUL_MAT) {
-        key += std::string(" ") + ggml_type_name(t->src[0]->type) + " " + std::to_string(t->src[0]->ne[0]) + "x" + std::to_string(t->src[0]->ne[1]) + "x" + std::to_string(t->src[0]->ne[2]) + " n=" + std::to_string(t->src[1]->ne[1]);
+        const ggml_tensor * w = t->src[0];
+        key += std::string(" ") + ggml_type_name(w->type) + " " + std::to_string(w->ne[0]) + "x" +
+               std::to_string(w->ne[1]) + "x" + std::to_string(w->ne[2]) + " n=" + std::to_string(t->src[1]->ne[1]);
     }
     op_total & o = r.op_totals_[key];
     o.ms += std::chrono::duration<double, std::milli>(now - r.op_start_).count();

@@ -51,6 +51,9 @@ public:
     int64_t n_builds() const { return n_builds_; }       // begin() calls
     int64_t n_computes() const { return n_computes_; }   // compute() calls
     int64_t n_buffer_grows() const;                       // compute buffers (re)allocated so far
+    // All of the above under the names streams report them in timings(): n_threads,
+    // n_graph_builds, n_graph_computes, n_buffer_grows, n_bytes_in, n_bytes_out.
+    void add_counters(std::map<std::string, double> & out) const;
 
 private:
     struct slot_state {

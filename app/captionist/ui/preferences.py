@@ -154,11 +154,12 @@ class Preferences(QDialog):
             found = list(devices()) if devices is not None else []
         except Exception:  # an engine that cannot list devices must not keep Preferences shut
             found = []
-        for label, value in backend_choices(found, settings.backend):
+        choices = backend_choices(found, settings.backend)
+        for label, value in choices:
             self.device.addItem(label, value)
-        self.device.setCurrentIndex(max(0, self.device.findData(settings.backend.lower())))
-        if self.device.currentData() != settings.backend.lower():
-            self.device.setCurrentIndex(self.device.findData(settings.backend))
+        # backend_choices lists the saved setting (in any case) exactly once
+        current = settings.backend.lower()
+        self.device.setCurrentIndex(next(i for i, (_, v) in enumerate(choices) if v.lower() == current))
         compute_box = QGroupBox("Compute")
         cform = QFormLayout(compute_box)
         cform.addRow("Run models on", self.device)

@@ -1,5 +1,6 @@
 #include "fc_stream.h"
 
+#include "env_flag.h"
 #include "fc_decoder.h"
 #include "fc_encoder.h"
 #include "fc_model.h"
@@ -9,13 +10,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
 namespace captionist {
 
 namespace {
+
+// graph_runner slots: 0 for graphs built for one compute, then the kept ones
+constexpr int SLOT_ENCODER = 1;
+constexpr int SLOT_JOINT = 2;      // without a prediction step
+constexpr int SLOT_JOINT_STEP = 3; // with one
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -31,8 +36,7 @@ void append_capture(stream_capture & cap, const char * name, const float * data,
 
 fc_stream::fc_stream(std::shared_ptr<const fc_model> m, const stream_options & opts)
     : m_(std::move(m)), opts_(opts), runner_(*m_), frontend_(*m_) {
-    const char * no_reuse = std::getenv("CAPTIONIST_NO_GRAPH_REUSE");
-    reuse_graphs_ = !(no_reuse && *no_reuse && std::string(no_reuse) != "0");
+    reuse_graphs_ = !env_flag("CAPTIONIST_NO_GRAPH_REUSE");
     configure(opts);
     restart();
 }
@@ -203,9 +207,9 @@ void fc_stream::run_encoder_batch(int64_t p0, int n, std::vector<float> & joint_
     if (steady && kept_enc_gf_ && fc_move_ring_views(kept_enc_, state_, p0, n, n_cache)) {
         gf = kept_enc_gf_;
         gp = &kept_enc_;
-        slot = 1;
+        slot = SLOT_ENCODER;
     } else {
-        slot = steady ? 1 : 0;
+        slot = steady ? SLOT_ENCODER : 0;
         if (steady) kept_enc_gf_ = nullptr; // slot 1 is rebuilt; other batches leave it kept
         ggml_context * ctx = runner_.begin(slot);
         gf = runner_.new_graph(ctx);
@@ -284,7 +288,7 @@ void fc_stream::decode_frames(const std::vector<float> & joint_enc, int64_t p0, 
         if (reuse_graphs_ && !first) {
             // the kept graph for this step kind scores `width` frames; the unused ones are zeros
             cnt = std::min(n_left, width);
-            const int slot = need_step_ ? 3 : 2;
+            const int slot = need_step_ ? SLOT_JOINT_STEP : SLOT_JOINT;
             kept_joint & k = kept_joint_[need_step_ ? 1 : 0];
             if (!k.gf) {
                 const auto tb = std::chrono::steady_clock::now();
@@ -403,21 +407,17 @@ size_t fc_stream::state_bytes() const {
 
 std::map<std::string, double> fc_stream::timings() const {
     const fc_timings & t = timings_;
-    return {{"mel_ms", t.mel_ms},
-            {"encoder_ms", t.encoder_ms},
-            {"decoder_ms", t.decoder_ms},
-            {"graph_ms", t.graph_ms},
-            {"n_graph_builds", (double) runner_.n_builds()},
-            {"n_graph_computes", (double) runner_.n_computes()},
-            {"n_buffer_grows", (double) runner_.n_buffer_grows()},
-            {"n_threads", (double) runner_.n_threads()},
-            {"n_bytes_in", (double) runner_.n_bytes_in()},
-            {"n_bytes_out", (double) runner_.n_bytes_out()},
-            {"n_mel_frames", (double) t.n_mel_frames},
-            {"n_encoder_frames", (double) t.n_encoder_frames},
-            {"n_encoder_batches", (double) t.n_encoder_batches},
-            {"n_joint_calls", (double) t.n_joint_calls},
-            {"n_tokens", (double) t.n_tokens}};
+    std::map<std::string, double> out = {{"mel_ms", t.mel_ms},
+                                         {"encoder_ms", t.encoder_ms},
+                                         {"decoder_ms", t.decoder_ms},
+                                         {"graph_ms", t.graph_ms},
+                                         {"n_mel_frames", (double) t.n_mel_frames},
+                                         {"n_encoder_frames", (double) t.n_encoder_frames},
+                                         {"n_encoder_batches", (double) t.n_encoder_batches},
+                                         {"n_joint_calls", (double) t.n_joint_calls},
+                                         {"n_tokens", (double) t.n_tokens}};
+    runner_.add_counters(out);
+    return out;
 }
 
 } // namespace captionist

@@ -103,7 +103,7 @@ private:
     bool broken_ = false;
     int64_t captured_frames_ = 0;
 
-    // Steady-state graphs kept across batches (graph_runner slots 1..3): the encoder batch of one
+    // Steady-state graphs kept across batches (graph_runner slots SLOT_ENCODER, SLOT_JOINT, SLOT_JOINT_STEP): the encoder batch of one
     // chunk with a full cache, moved along the rings; the joint over one chunk of frames, with and
     // without a prediction step. Dropped whenever the geometry or language changes.
     struct kept_joint {

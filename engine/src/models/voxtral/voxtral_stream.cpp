@@ -75,21 +75,17 @@ int voxtral_stream::latency_ms() const {
 
 std::map<std::string, double> voxtral_stream::timings() const {
     const voxtral_timings & t = timings_;
-    return {{"mel_ms", t.mel_ms},
-            {"conv_ms", t.conv_ms},
-            {"audio_ms", t.audio_ms},
-            {"decoder_ms", t.decoder_ms},
-            {"n_mel_frames", (double) t.n_mel_frames},
-            {"n_audio_batches", (double) t.n_audio_batches},
-            {"n_audio_tokens", (double) t.n_audio_tokens},
-            {"n_decoder_calls", (double) t.n_decoder_calls},
-            {"n_decoder_positions", (double) t.n_decoder_positions},
-            {"n_graph_builds", (double) runner_.n_builds()},
-            {"n_graph_computes", (double) runner_.n_computes()},
-            {"n_buffer_grows", (double) runner_.n_buffer_grows()},
-            {"n_threads", (double) runner_.n_threads()},
-            {"n_bytes_in", (double) runner_.n_bytes_in()},
-            {"n_bytes_out", (double) runner_.n_bytes_out()}};
+    std::map<std::string, double> out = {{"mel_ms", t.mel_ms},
+                                         {"conv_ms", t.conv_ms},
+                                         {"audio_ms", t.audio_ms},
+                                         {"decoder_ms", t.decoder_ms},
+                                         {"n_mel_frames", (double) t.n_mel_frames},
+                                         {"n_audio_batches", (double) t.n_audio_batches},
+                                         {"n_audio_tokens", (double) t.n_audio_tokens},
+                                         {"n_decoder_calls", (double) t.n_decoder_calls},
+                                         {"n_decoder_positions", (double) t.n_decoder_positions}};
+    runner_.add_counters(out);
+    return out;
 }
 
 void voxtral_stream::restart(int num_delay_tokens) {
