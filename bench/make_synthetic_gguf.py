@@ -23,12 +23,12 @@ from dims import ADA_DIM, DIMS_CHOICES, model_params
 from gguf import GGUFWriter, LlamaFileType
 from synthetic_tekken import write_tekken
 
-from captionist.convert.converter import ARCH
 from captionist.convert.frontend import hann_window_periodic, mel_filterbank
 from captionist.convert.hparams import ModelParams
 from captionist.convert.metadata import add_metadata, resolve_streaming
 from captionist.convert.tekken import read_tekken
 from captionist.convert.tensor_map import tensor_specs
+from captionist.convert.voxtral import ARCH
 from captionist.engine import quantize
 
 TYPES = {"f16": "F16", "q8_0": "Q8_0", "q4_k": "Q4_K", "q5_k": "Q5_K", "q4_k_m": "Q4_K_M"}
