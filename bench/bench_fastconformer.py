@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 
 from fc_costs import FcCosts, fc_costs
 from make_synthetic_fastconformer import DEFAULT_OUT, SIZES, gguf_path, make_size, model_dir
+from quiet_load import load1, wait_quiet
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "fc_worker.py"
@@ -49,29 +49,6 @@ TARGET_RTF = {("0.6b", 560, "q8_0", 2): 0.5, ("120m", 160, "q4_k", 2): 0.1}
 SHOWN_RTF = {("120m", 160, "q8_0", 2): 0.1}
 TARGET_SPEEDUP = 3.0
 TARGET_SIZES = ("0.6b", "120m")  # the speed-up target is not for the tiny script check
-
-
-def load1() -> float:
-    return os.getloadavg()[0]
-
-
-def wait_quiet(threshold: float, max_wait: float) -> float:
-    """Wait until the 1-minute load average is <= threshold; return it.
-
-    Gives up after `max_wait` s, or once the load has stopped falling (less than 0.03 in 30 s): then
-    what holds it up is other work, not the previous measurement's threads decaying out of it.
-    """
-    t0 = time.monotonic()
-    history = [load1()]
-    while history[-1] > threshold and time.monotonic() - t0 < max_wait:
-        if len(history) > 15 and history[-16] - history[-1] < 0.03:
-            break
-        time.sleep(2.0)
-        history.append(load1())
-    waited = time.monotonic() - t0
-    if waited > 1:
-        print(f"    (waited {waited:.0f} s for load {load1():.2f})", flush=True)
-    return load1()
 
 
 def worker_args(what: str, **options: object) -> list[str]:
