@@ -349,7 +349,7 @@ class Stream:
 
     def timings(self) -> dict[str, float]:
         """Cumulative engine time of this stream (ms) and counts, by stage; the keys depend on the
-        architecture (Voxtral: mel_ms, conv_ms, audio_ms, decoder_ms, ...; FastConformer: mel_ms,
+        architecture (Voxtral: mel_ms, audio_ms (conv stem + encoder), decoder_ms, ...; FastConformer: mel_ms,
         encoder_ms, decoder_ms, ...)."""
         return dict(self._s.timings())
 

@@ -141,8 +141,8 @@ void graph_runner::compute(ggml_cgraph * gf, int i) {
     }
 }
 
-void graph_runner::set(ggml_tensor * t, const void * data, size_t bytes) {
-    ggml_backend_tensor_set(t, data, 0, bytes);
+void graph_runner::set(ggml_tensor * t, const void * data, size_t bytes, size_t offset) {
+    ggml_backend_tensor_set(t, data, offset, bytes);
     n_bytes_in_ += (int64_t) bytes;
 }
 

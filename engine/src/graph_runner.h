@@ -42,7 +42,8 @@ public:
 
     // A graph input set from the host, an output read back; counted (bytes between host and
     // device memory when the device is not the CPU).
-    void set(ggml_tensor * t, const void * data, size_t bytes);
+    // `offset` (bytes into t) writes part of an input that is otherwise kept from the last compute.
+    void set(ggml_tensor * t, const void * data, size_t bytes, size_t offset = 0);
     void get(const ggml_tensor * t, void * data, size_t bytes);
     int64_t n_bytes_in() const { return n_bytes_in_; }
     int64_t n_bytes_out() const { return n_bytes_out_; }

@@ -15,7 +15,9 @@ kv_ring::~kv_ring() {
 }
 
 void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
-                   int window, int capacity) {
+                   int window, int capacity, bool value_rows) {
+    value_rows_ = value_rows;
+    type_ = type;
     n_layer_ = n_layer;
     n_head_kv_ = n_head_kv;
     head_dim_ = head_dim;
@@ -30,7 +32,7 @@ void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer,
     v_.resize(n_layer);
     for (int il = 0; il < n_layer; ++il) {
         k_[il] = ggml_new_tensor_2d(ctx_, type, row, capacity);
-        v_[il] = ggml_new_tensor_2d(ctx_, type, capacity, row);
+        v_[il] = value_rows ? ggml_new_tensor_2d(ctx_, type, row, capacity) : ggml_new_tensor_2d(ctx_, type, capacity, row);
     }
     buf_ = ggml_backend_alloc_ctx_tensors_from_buft(ctx_, buft);
     if (!buf_) throw std::runtime_error("not enough memory for the KV cache");
@@ -39,6 +41,7 @@ void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer,
 }
 
 void kv_ring::clear() {
+    if (next_pos_ > 0 && buf_) ggml_backend_buffer_clear(buf_, 0);
     next_pos_ = 0;
     slot_pos_.assign(capacity_, -1);
 }
@@ -59,21 +62,27 @@ int kv_ring::n_used() const {
     return (int) std::min<int64_t>(next_pos_, capacity_);
 }
 
-void kv_ring::fill_mask(int64_t pos0, int n_q, float * out) const {
-    const int n_kv = n_used();
-    const float neg_inf = -std::numeric_limits<float>::infinity();
+int kv_ring::padded_n_kv(int step) const {
+    const int n = std::max(1, n_used());
+    return std::min(capacity_, (n + step - 1) / step * step);
+}
+
+void kv_ring::fill_mask(int64_t pos0, int n_q, int n_kv, ggml_fp16_t * out) const {
+    if (n_kv < n_used() || n_kv > capacity_) throw std::logic_error("kv_ring::fill_mask: n_kv out of range");
+    const ggml_fp16_t zero = ggml_fp32_to_fp16(0.0f);
+    const ggml_fp16_t neg_inf = ggml_fp32_to_fp16(-std::numeric_limits<float>::infinity());
     for (int iq = 0; iq < n_q; ++iq) {
         const int64_t q = pos0 + iq;
-        float * row = out + (size_t) iq * n_kv;
+        ggml_fp16_t * row = out + (size_t) iq * n_kv;
         for (int s = 0; s < n_kv; ++s) {
             const int64_t k = slot_pos_[s];
-            row[s] = (k >= 0 && k <= q && k > q - window_) ? 0.0f : neg_inf;
+            row[s] = (k >= 0 && k <= q && k > q - window_) ? zero : neg_inf;
         }
     }
 }
 
 void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * k_cur, ggml_tensor * v_cur,
-                    int64_t pos0) const {
+                    int64_t pos0, std::vector<ggml_tensor *> * writes) const {
     const int64_t n = k_cur->ne[1];
     const int64_t row = k_cur->ne[0];
     int64_t done = 0;
@@ -82,24 +91,52 @@ void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * 
         const int64_t cnt = std::min<int64_t>(n - done, capacity_ - slot);
         ggml_tensor * ks = ggml_view_2d(ctx, k_cur, row, cnt, k_cur->nb[1], done * k_cur->nb[1]);
         ggml_tensor * kd = ggml_view_2d(ctx, k_[il], row, cnt, k_[il]->nb[1], slot * k_[il]->nb[1]);
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, ks, kd));
+        ggml_tensor * kw = ggml_cpy(ctx, ks, kd);
+        ggml_build_forward_expand(gf, kw);
         ggml_tensor * vs = ggml_view_2d(ctx, v_cur, row, cnt, v_cur->nb[1], done * v_cur->nb[1]);
-        ggml_tensor * vd = ggml_view_2d(ctx, v_[il], cnt, row, v_[il]->nb[1], slot * ggml_element_size(v_[il]));
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, ggml_transpose(ctx, vs), vd));
+        ggml_tensor * vd = nullptr;
+        ggml_tensor * vw = nullptr;
+        if (value_rows_) {
+            vd = ggml_view_2d(ctx, v_[il], row, cnt, v_[il]->nb[1], slot * v_[il]->nb[1]);
+            vw = ggml_cpy(ctx, vs, vd);
+        } else {
+            vd = ggml_view_2d(ctx, v_[il], cnt, row, v_[il]->nb[1], slot * ggml_element_size(v_[il]));
+            vw = ggml_cpy(ctx, ggml_transpose(ctx, vs), vd);
+        }
+        ggml_build_forward_expand(gf, vw);
+        // the copy's result is a view of the destination too: both are re-pointed when moved
+        if (writes) writes->insert(writes->end(), {kd, kw, vd, vw});
         done += cnt;
     }
 }
 
-ggml_tensor * kv_ring::keys(ggml_context * ctx, int il) const {
+bool kv_ring::move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const {
+    const int64_t slot = pos0 % capacity_;
+    if (slot + n > capacity_ || writes.size() % 4 != 0) return false;
+    for (size_t i = 0; i < writes.size(); ++i) {
+        ggml_tensor * t = writes[i];
+        ggml_tensor * root = t->view_src;
+        const bool transposed_value = (i % 4) >= 2 && !value_rows_;
+        const size_t offs = (size_t) slot * (transposed_value ? ggml_element_size(root) : root->nb[1]);
+        t->view_offs = offs;
+        t->data = (char *) root->data + offs;
+    }
+    return true;
+}
+
+ggml_tensor * kv_ring::keys(ggml_context * ctx, int il, int n_kv) const {
     ggml_tensor * k = k_[il];
-    ggml_tensor * v3 = ggml_view_3d(ctx, k, head_dim_, n_head_kv_, n_used(), ggml_row_size(k->type, head_dim_),
-                                    k->nb[1], 0);
+    ggml_tensor * v3 = ggml_view_3d(ctx, k, head_dim_, n_head_kv_, n_kv, ggml_row_size(k->type, head_dim_), k->nb[1], 0);
     return ggml_permute(ctx, v3, 0, 2, 1, 3);
 }
 
-ggml_tensor * kv_ring::values(ggml_context * ctx, int il) const {
+ggml_tensor * kv_ring::values(ggml_context * ctx, int il, int n_kv) const {
     ggml_tensor * v = v_[il];
-    return ggml_view_3d(ctx, v, n_used(), head_dim_, n_head_kv_, v->nb[1], v->nb[1] * head_dim_, 0);
+    if (value_rows_) {
+        ggml_tensor * v3 = ggml_view_3d(ctx, v, head_dim_, n_head_kv_, n_kv, ggml_row_size(v->type, head_dim_), v->nb[1], 0);
+        return ggml_permute(ctx, v3, 0, 2, 1, 3);
+    }
+    return ggml_view_3d(ctx, v, n_kv, head_dim_, n_head_kv_, v->nb[1], v->nb[1] * head_dim_, 0);
 }
 
 } // namespace captionist

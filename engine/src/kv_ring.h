@@ -5,6 +5,11 @@
 // per-token cost stay constant however long the stream runs. RoPE is applied before caching
 // (absolute positions), so the order of slots does not matter; the mask hides empty slots and
 // positions outside each query's window (query q sees keys k with q - window < k <= q).
+//
+// Attention may run over more slots than are filled (a view of n_kv >= n_used() slots, masked), so a
+// graph built for n_kv serves every step until the ring fills past it; `padded_n_kv()` rounds up.
+// Values are stored transposed (a column per slot, for mul_mat attention) or as rows like the keys
+// (what ggml_flash_attn_ext reads).
 #pragma once
 
 #include <ggml-backend.h>
@@ -24,37 +29,50 @@ public:
 
     // Allocates n_layer K and V tensors of `capacity` slots on `buft`. Throws on allocation failure.
     void init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
-              int window, int capacity);
-    // Forget every position (keeps the allocation).
+              int window, int capacity, bool value_rows = false);
+    // Forget every position (keeps the allocation; used slots are zeroed so that masked-out slots
+    // never hold a non-finite value from an earlier stream).
     void clear();
 
     // Host bookkeeping for a batch of `n` positions starting at `pos0` (must equal next_pos()).
     void claim(int64_t pos0, int n);
     int64_t next_pos() const { return next_pos_; }
-    int n_used() const; // slots holding a position: attention runs over [0, n_used())
+    int n_used() const; // slots holding a position
+    // n_used() rounded up to a multiple of `step`, at most capacity().
+    int padded_n_kv(int step) const;
     int capacity() const { return capacity_; }
     int window() const { return window_; }
+    bool value_rows() const { return value_rows_; }
+    ggml_type type() const { return type_; }
 
-    // Mask [n_q][n_used()] for queries at pos0..pos0+n_q-1: 0 where visible, -inf elsewhere.
-    void fill_mask(int64_t pos0, int n_q, float * out) const;
+    // Mask [n_q][n_kv] (n_kv >= n_used()) for queries at pos0..pos0+n_q-1: 0 where visible, -inf
+    // elsewhere (F16, as ggml's attention kernels take it).
+    void fill_mask(int64_t pos0, int n_q, int n_kv, ggml_fp16_t * out) const;
 
     // Graph pieces for layer `il`:
     // store `k_cur`/`v_cur` (F32 [head_dim*n_head_kv, n]) for positions pos0.. into their slots.
+    // `writes`, when given, receives the destination views, which move_writes() can re-point.
     void store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * k_cur, ggml_tensor * v_cur,
-               int64_t pos0) const;
-    ggml_tensor * keys(ggml_context * ctx, int il) const;   // [head_dim, n_used, n_head_kv]
-    ggml_tensor * values(ggml_context * ctx, int il) const; // [n_used, head_dim, n_head_kv]
+               int64_t pos0, std::vector<ggml_tensor *> * writes = nullptr) const;
+    // Re-points the views store() wrote for a batch (one that did not wrap) to the slots of the
+    // batch of `n` at `pos0`; false when that batch wraps (then the graph must be rebuilt).
+    bool move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const;
+    ggml_tensor * keys(ggml_context * ctx, int il, int n_kv) const;   // [head_dim, n_kv, n_head_kv]
+    // value_rows(): [head_dim, n_kv, n_head_kv]; else [n_kv, head_dim, n_head_kv]
+    ggml_tensor * values(ggml_context * ctx, int il, int n_kv) const;
 
     size_t bytes() const;
 
 private:
     int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0;
+    bool value_rows_ = false;
+    ggml_type type_ = GGML_TYPE_F32;
     int64_t next_pos_ = 0;
     std::vector<int64_t> slot_pos_; // absolute position held by each slot, -1 if empty
     ggml_context * ctx_ = nullptr;
     ggml_backend_buffer_t buf_ = nullptr;
     std::vector<ggml_tensor *> k_; // [head_dim*n_head_kv, capacity]  row per slot
-    std::vector<ggml_tensor *> v_; // [capacity, head_dim*n_head_kv]  transposed: column per slot
+    std::vector<ggml_tensor *> v_; // [capacity, head_dim*n_head_kv] column per slot, or like k_
 };
 
 } // namespace captionist

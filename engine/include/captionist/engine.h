@@ -70,6 +70,8 @@ struct model_info {
     size_t weight_bytes = 0;
     bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
+    bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
+    std::string kv_cache_type;       // ggml type of the attention caches ("f32", "f16")
     int sample_rate = 16000;
     std::vector<int> latencies_ms;   // the latency choices the model supports, ascending
     int default_latency_ms = 0;      // one of latencies_ms

@@ -16,7 +16,7 @@ class fc_state;
 struct fc_joint_graph {
     ggml_tensor * token = nullptr;  // in  I32 [1]       with_step only: the token the prediction network reads
     ggml_tensor * frames = nullptr; // in  F32 [J, n]    encoder projections of the frames to score
-    ggml_tensor * best = nullptr;   // out I32 [n]       argmax per frame (first maximum)
+    ggml_tensor * best = nullptr;   // out I32 [n]       argmax per frame (ggml keeps the last of exactly equal maxima; torch the first)
     ggml_tensor * logits = nullptr; // out F32 [V, n]    when capture
 };
 

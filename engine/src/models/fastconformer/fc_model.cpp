@@ -317,6 +317,7 @@ std::shared_ptr<const model> fc_model_load(gguf_file & f, const model_load_optio
     bind_weights(*m); // every shape is checked before anything is allocated
     weights_load(*m, f, opts);
     m->kv_type = m->w.layers[0].wk->type == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    m->info_.kv_cache_type = ggml_type_name(m->kv_type); // relative-position attention: no flash kernel takes its bias
     m->mel_filters = tensor_to_host(ggml_get_tensor(m->ctx_w, "audio.mel_filters"));
     m->window = tensor_to_host(ggml_get_tensor(m->ctx_w, "audio.window"));
     fill_info(*m, variant, name);

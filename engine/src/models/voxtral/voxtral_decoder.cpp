@@ -8,8 +8,8 @@
 
 namespace captionist {
 
-decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring, int n,
-                                  int64_t pos0) {
+decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
+                                  const decoder_state & st, int n, int64_t pos0, int n_kv, ggml_tensor * mask_src) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t D = hp.dec_n_embd;
@@ -18,16 +18,19 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
 
     g.ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     ggml_set_input(g.ids);
-    g.audio = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, D, n);
-    ggml_set_input(g.audio);
+    g.audio_rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    ggml_set_input(g.audio_rows);
     g.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     ggml_set_input(g.pos);
-    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ring.n_used(), n);
-    ggml_set_input(g.mask);
-    g.ada = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, D, hp.dec_n_layer);
-    ggml_set_input(g.ada);
+    if (mask_src) {
+        g.mask = ggml_view_2d(ctx, mask_src, n_kv, n, (size_t) n_kv * ggml_element_size(mask_src), 0);
+    } else {
+        g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, n);
+        ggml_set_input(g.mask);
+    }
 
-    ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, w.token_embd, g.ids), g.audio); // [D, n]
+    ggml_tensor * audio = ggml_get_rows(ctx, st.audio_embeds, g.audio_rows);             // [D, n]
+    ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, w.token_embd, g.ids), audio); // [D, n]
     for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
         const decoder_layer & l = w.dec[il];
         ggml_tensor * h = build_rms_norm(ctx, x, l.attn_norm, hp.dec_rms_eps);
@@ -36,11 +39,11 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
         ggml_tensor * v = ggml_mul_mat(ctx, l.wv, h);
         q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n), g.pos, hd, hp.dec_rope_theta);
         k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nkv, n), g.pos, hd, hp.dec_rope_theta);
-        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0);
+        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0, &g.writes);
         x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.wo, att));
 
         h = build_rms_norm(ctx, x, l.ffn_norm, hp.dec_rms_eps);
-        ggml_tensor * scale = ggml_view_1d(ctx, g.ada, D, il * g.ada->nb[1]);
+        ggml_tensor * scale = ggml_view_1d(ctx, st.ada, D, il * st.ada->nb[1]);
         h = ggml_mul(ctx, h, scale);
         ggml_tensor * gate = ggml_silu(ctx, ggml_mul_mat(ctx, l.w_gate, h));
         ggml_tensor * up = ggml_mul_mat(ctx, l.w_up, h);
@@ -50,11 +53,13 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
     last = build_rms_norm(ctx, last, w.dec_norm, hp.dec_rms_eps);
     g.logits = ggml_mul_mat(ctx, w.token_embd, last); // [n_vocab, 1]
     ggml_set_output(g.logits);
-    ggml_build_forward_expand(gf, g.logits);
+    g.token = ggml_argmax(ctx, g.logits);
+    ggml_set_output(g.token);
+    ggml_build_forward_expand(gf, g.token);
     return g;
 }
 
-ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m) {
+ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, ggml_tensor * out) {
     const model_hparams & hp = m.hp;
     ada_graph g;
     g.t_cond = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, hp.dec_n_embd);
@@ -66,9 +71,7 @@ ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_mo
         ggml_tensor * s = ggml_scale_bias(ctx, ggml_mul_mat(ctx, l.ada_2, a), 1.0f, 1.0f); // 1 + ada(t)
         all = all ? ggml_concat(ctx, all, s, 1) : s;
     }
-    g.scales = all;
-    ggml_set_output(g.scales);
-    ggml_build_forward_expand(gf, g.scales);
+    ggml_build_forward_expand(gf, ggml_cpy(ctx, all, out));
     return g;
 }
 

@@ -48,17 +48,20 @@ conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_
 }
 
 encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  int n_tokens, int64_t enc_pos0) {
+                                  int n_tokens, int64_t enc_pos0, ggml_tensor * frames) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t E = hp.enc_n_embd;
     const int64_t n_enc = (int64_t) n_tokens * hp.downsample_factor;
     encoder_graph g;
-    g.frames = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, n_enc);
-    ggml_set_input(g.frames);
+    g.frames = frames;
+    if (!g.frames) {
+        g.frames = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, n_enc);
+        ggml_set_input(g.frames);
+    }
     g.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_enc);
     ggml_set_input(g.pos);
-    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ring.n_used(), n_enc);
+    g.mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, ring.n_used(), n_enc);
     ggml_set_input(g.mask);
 
     ggml_tensor * x = g.frames;

@@ -2,8 +2,10 @@
 //
 // Conv graph input: 8k new log-mel frames (+ the 2 previous frames the causal conv1 needs) and the
 // previous conv1 output frame (the causal stride-2 conv2 needs one); output: 4k encoder input
-// frames. Encoder graph: those frames -> 4k encoder frames -> k audio embeddings. The encoder attends through `ring` (its sliding-window KV cache), so running the
-// whole clip in one batch or in many small ones computes the same thing.
+// frames. Encoder graph: those frames -> 4k encoder frames -> k audio embeddings. The encoder
+// attends through `ring` (its sliding-window KV cache), so running the whole clip in one batch or in
+// many small ones computes the same thing. A stream builds both into one graph (the conv stem's
+// frames feed the encoder on the device).
 #pragma once
 
 #include <ggml.h>
@@ -26,15 +28,16 @@ struct conv_graph {
 conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, int n_tokens);
 
 struct encoder_graph {
-    ggml_tensor * frames = nullptr;  // in  F32 [enc_n_embd, 4k]
+    ggml_tensor * frames = nullptr;  // in  F32 [enc_n_embd, 4k]   (or the conv stem's output)
     ggml_tensor * pos = nullptr;     // in  I32 [4k]               absolute encoder frame positions
-    ggml_tensor * mask = nullptr;    // in  F32 [n_kv, 4k]
+    ggml_tensor * mask = nullptr;    // in  F16 [n_used, 4k]
     ggml_tensor * enc_out = nullptr; // out F32 [enc_n_embd, 4k]   encoder output after its final norm
     ggml_tensor * embeds = nullptr;  // out F32 [dec_n_embd, k]    projector output
 };
 
 // Encoder layers + projector; `ring.claim(enc_pos0, 4k)` must have been called before building.
+// `frames` (F32 [enc_n_embd, 4k]) is the input when given, else an input tensor is made.
 encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  int n_tokens, int64_t enc_pos0);
+                                  int n_tokens, int64_t enc_pos0, ggml_tensor * frames = nullptr);
 
 } // namespace captionist

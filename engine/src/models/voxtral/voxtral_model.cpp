@@ -2,6 +2,7 @@
 #include "voxtral_model.h"
 
 #include "gguf_file.h"
+#include "graph_attention.h"
 #include "hparam_bounds.h"
 #include "voxtral_stream.h"
 
@@ -211,7 +212,13 @@ std::shared_ptr<const model> voxtral_model_load(gguf_file & f, const model_load_
     m->ctx_w = f.release_tensors();
     bind_weights(*m); // every shape is checked before anything is allocated
     weights_load(*m, f, opts);
-    m->kv_type = m->w.token_embd->type == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    const attention_choice ac = choose_attention(m->device, (int) m->hp.dec_head_dim, (int) m->hp.dec_n_head,
+                                                 (int) m->hp.dec_n_head_kv,
+                                                 m->w.token_embd->type == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16);
+    m->kv_type = ac.kv_type;
+    m->flash_attn = ac.flash;
+    m->info_.flash_attention = ac.flash;
+    m->info_.kv_cache_type = ggml_type_name(ac.kv_type);
     m->mel_filters = tensor_to_host(ggml_get_tensor(m->ctx_w, "audio.mel_filters"));
     m->window = tensor_to_host(ggml_get_tensor(m->ctx_w, "audio.window"));
     fill_info(*m);

@@ -118,7 +118,8 @@ struct voxtral_model : public model_base {
 
     std::vector<float> mel_filters; // host F32 [n_fft/2+1][n_mel] (row = frequency bin)  audio.mel_filters
     std::vector<float> window;      // host F32 [n_fft]                                     audio.window
-    ggml_type kv_type = GGML_TYPE_F32; // F32 for F32 models (exactness), F16 otherwise
+    ggml_type kv_type = GGML_TYPE_F32; // F32 for F32 models (exactness), F16 otherwise (choose_attention)
+    bool flash_attn = false;           // attention through ggml_flash_attn_ext (non-CPU backends)
 
     std::string token_bytes(int32_t id) const override { return voc.token_bytes(id); }
     bool is_control(int32_t id) const override { return voc.is_control(id); }

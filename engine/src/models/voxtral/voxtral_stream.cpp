@@ -1,7 +1,7 @@
 #include "voxtral_stream.h"
 
+#include "env_flag.h"
 #include "stream_guard.h"
-#include "voxtral_decoder.h"
 #include "voxtral_encoder.h"
 #include "voxtral_model.h"
 
@@ -20,13 +20,12 @@ constexpr int TOKEN_MS = 80;
 constexpr int MAX_BATCH_TOKENS = 32;     // encoder batch: 32 tokens = 128 encoder frames = 2.56 s
 constexpr int64_t PCM_RELEASE_CHUNK = 16000;
 constexpr int QUIET_TOKENS_FOR_REANCHOR = 12; // ~1 s without text counts as a pause
+constexpr int64_t EMBED_SLOTS = 128;        // audio embeddings the encoder may run ahead (10 s)
+constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a multiple of this
+constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-int32_t argmax(const std::vector<float> & v) {
-    return (int32_t) (std::max_element(v.begin(), v.end()) - v.begin()); // first maximum, like torch
 }
 
 void append_capture(stream_capture & cap, const char * name, const float * data, size_t n, int64_t cols) {
@@ -51,11 +50,18 @@ voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const str
     const model_hparams & hp = m_->hp;
     max_batch_tokens_ = MAX_BATCH_TOKENS;
     const int enc_frames_batch = max_batch_tokens_ * (int) hp.downsample_factor;
+    const bool flash = m_->flash_attn;
     enc_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.enc_n_layer, (int) hp.enc_n_head,
-                   (int) hp.enc_head_dim, (int) hp.enc_sliding_window, (int) hp.enc_sliding_window + enc_frames_batch);
+                   (int) hp.enc_head_dim, (int) hp.enc_sliding_window, (int) hp.enc_sliding_window + enc_frames_batch,
+                   flash);
     const int prompt_max = 1 + (int) hp.n_left_pad_tokens + MAX_DELAY_TOKENS;
     dec_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.dec_n_layer, (int) hp.dec_n_head_kv,
-                   (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max);
+                   (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max, flash);
+    dstate_.ada = dev_.add(GGML_TYPE_F32, hp.dec_n_embd, hp.dec_n_layer, "ada_scales");
+    dstate_.audio_embeds = dev_.add(GGML_TYPE_F32, hp.dec_n_embd, (int64_t) hp.n_left_pad_tokens + EMBED_SLOTS, "audio_embeds");
+    step_mask_ = dev_.add(GGML_TYPE_F16, dec_ring_.capacity(), 1, "step_mask");
+    dev_.alloc(runner_.weights_buft());
+    reuse_graphs_ = !env_flag("CAPTIONIST_NO_GRAPH_REUSE");
     delay_ = 0;
     restart(delay);
 }
@@ -76,7 +82,6 @@ int voxtral_stream::latency_ms() const {
 std::map<std::string, double> voxtral_stream::timings() const {
     const voxtral_timings & t = timings_;
     std::map<std::string, double> out = {{"mel_ms", t.mel_ms},
-                                         {"conv_ms", t.conv_ms},
                                          {"audio_ms", t.audio_ms},
                                          {"decoder_ms", t.decoder_ms},
                                          {"n_mel_frames", (double) t.n_mel_frames},
@@ -110,9 +115,8 @@ void voxtral_stream::restart(int num_delay_tokens) {
     enc_pos_ = 0;
     enc_ring_.clear();
     dec_ring_.clear();
-    embeds_.clear();
+    n_audio_ = 0;
     embeds_base_ = 0;
-    silence_embeds_.clear();
     dec_pos_ = 0;
     anchor_shift_ = 0;
     quiet_run_ = 0;
@@ -128,16 +132,13 @@ void voxtral_stream::restart(int num_delay_tokens) {
 }
 
 void voxtral_stream::compute_ada_scales() {
-    const model_hparams & hp = m_->hp;
     ggml_context * ctx = runner_.begin();
     ggml_cgraph * gf = runner_.new_graph(ctx);
-    ada_graph g = build_ada_graph(ctx, gf, *m_);
+    ada_graph g = build_ada_graph(ctx, gf, *m_, dstate_.ada);
     runner_.alloc(gf);
     const std::vector<float> t = delay_time_embedding(*m_, delay_);
     runner_.set(g.t_cond, t.data(), t.size() * sizeof(float));
     runner_.compute(gf);
-    ada_scales_.resize((size_t) hp.dec_n_embd * hp.dec_n_layer);
-    runner_.get(g.scales, ada_scales_.data(), ada_scales_.size() * sizeof(float));
 }
 
 stream_result voxtral_stream::feed(const float * pcm, size_t n) {
@@ -175,9 +176,13 @@ void voxtral_stream::pump(stream_result & out) {
     }
     try {
         compute_mel_frames();
-        run_audio_batches();
-        run_decoder(out);
-        release_consumed();
+        while (true) { // the encoder runs at most EMBED_SLOTS tokens ahead of the decoder
+            const int64_t encoded = n_audio_;
+            run_audio_batches();
+            run_decoder(out);
+            release_consumed();
+            if (n_audio_ == encoded) break;
+        }
     } catch (...) {
         broken_ = true; // caches may hold a half-written batch
         throw;
@@ -224,72 +229,75 @@ void voxtral_stream::compute_mel_frames() {
     timings_.n_mel_frames += mel_next_ - first;
 }
 
-// Conv stem for k tokens' mel frames (mel_prev_ + the first 8k of mel_pending_); returns the
-// encoder input frames [4k][enc_n_embd] and updates conv1_prev_.
-std::vector<float> voxtral_stream::run_conv_stem(int k) {
-    const model_hparams & hp = m_->hp;
-    const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd;
-    const int64_t n_frames = (int64_t) k * hp.mel_frames_per_token, T_in = 2 + n_frames;
-    std::vector<float> frames((size_t) (E * k * hp.downsample_factor));
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    conv_graph g = build_conv_graph(ctx, gf, *m_, k);
-    runner_.alloc(gf);
-    std::vector<float> mel_in((size_t) (T_in * n_mel));
-    for (int64_t c = 0; c < n_mel; ++c) {
-        float * col = &mel_in[(size_t) (c * T_in)];
-        col[0] = mel_prev_[(size_t) c];
-        col[1] = mel_prev_[(size_t) (n_mel + c)];
-        for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
+// Slot of an audio token's embedding: the left-pad (silent) tokens keep theirs for re-anchoring,
+// the others go round a ring of EMBED_SLOTS.
+int64_t voxtral_stream::embed_slot(int64_t a) const {
+    const int64_t n_left = m_->hp.n_left_pad_tokens;
+    return a < n_left ? a : n_left + (a - n_left) % EMBED_SLOTS;
+}
+
+void voxtral_stream::store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k) const {
+    ggml_tensor * dst = dstate_.audio_embeds;
+    for (int i = 0; i < k;) {
+        const int64_t slot = embed_slot(a0 + i);
+        int run = 1;
+        while (i + run < k && embed_slot(a0 + i + run) == slot + run) ++run;
+        ggml_tensor * src = ggml_view_2d(ctx, embeds, embeds->ne[0], run, embeds->nb[1], (size_t) i * embeds->nb[1]);
+        ggml_tensor * d = ggml_view_2d(ctx, dst, dst->ne[0], run, dst->nb[1], (size_t) slot * dst->nb[1]);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, src, d));
+        i += run;
     }
-    runner_.set(g.mel_in, mel_in.data(), mel_in.size() * sizeof(float));
-    runner_.set(g.conv1_prev, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
-    runner_.compute(gf);
-    runner_.get(g.conv1_last, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
-    runner_.get(g.frames, frames.data(), frames.size() * sizeof(float));
-    return frames;
 }
 
 void voxtral_stream::run_audio_batches() {
     const model_hparams & hp = m_->hp;
     const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd, D = hp.dec_n_embd;
     const int fpt = (int) hp.mel_frames_per_token, epf = (int) hp.downsample_factor;
+    const int64_t n_left = hp.n_left_pad_tokens;
     while (true) {
         const int k_avail = (int) (mel_pending_.size() / (size_t) n_mel / fpt);
         if (k_avail == 0) break;
-        const int k = std::min(k_avail, max_batch_tokens_);
-        const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf;
-
+        int k = std::min(k_avail, max_batch_tokens_);
+        const int64_t a0 = n_audio_;
+        if (!ended_) { // never overwrite an embedding the decoder has yet to read
+            const int64_t limit = std::max(n_left, embeds_base_) + EMBED_SLOTS;
+            k = (int) std::min<int64_t>(k, limit - a0);
+            if (k <= 0) break;
+        }
+        const int64_t n_frames = (int64_t) k * fpt, n_enc = (int64_t) k * epf, T_in = 2 + n_frames;
         const auto t0 = std::chrono::steady_clock::now();
-        std::vector<float> frames = run_conv_stem(k);
-        const auto t1 = std::chrono::steady_clock::now();
-        timings_.conv_ms += ms_since(t0);
 
         enc_ring_.claim(enc_pos_, (int) n_enc);
         ggml_context * ctx = runner_.begin();
         ggml_cgraph * gf = runner_.new_graph(ctx);
-        encoder_graph g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_);
+        conv_graph cg = build_conv_graph(ctx, gf, *m_, k);
+        encoder_graph g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_, cg.frames);
+        store_embeds(ctx, gf, g.embeds, a0, k);
         runner_.alloc(gf);
-        runner_.set(g.frames, frames.data(), frames.size() * sizeof(float));
+
+        std::vector<float> mel_in((size_t) (T_in * n_mel));
+        for (int64_t c = 0; c < n_mel; ++c) {
+            float * col = &mel_in[(size_t) (c * T_in)];
+            col[0] = mel_prev_[(size_t) c];
+            col[1] = mel_prev_[(size_t) (n_mel + c)];
+            for (int64_t t = 0; t < n_frames; ++t) col[2 + t] = mel_pending_[(size_t) (t * n_mel + c)];
+        }
+        runner_.set(cg.mel_in, mel_in.data(), mel_in.size() * sizeof(float));
+        runner_.set(cg.conv1_prev, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
         std::vector<int32_t> pos((size_t) n_enc);
         for (int64_t i = 0; i < n_enc; ++i) pos[(size_t) i] = (int32_t) (enc_pos_ + i);
         runner_.set(g.pos, pos.data(), pos.size() * sizeof(int32_t));
-        std::vector<float> mask((size_t) enc_ring_.n_used() * n_enc);
-        enc_ring_.fill_mask(enc_pos_, (int) n_enc, mask.data());
-        runner_.set(g.mask, mask.data(), mask.size() * sizeof(float));
+        std::vector<ggml_fp16_t> mask((size_t) enc_ring_.n_used() * n_enc);
+        enc_ring_.fill_mask(enc_pos_, (int) n_enc, enc_ring_.n_used(), mask.data());
+        runner_.set(g.mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
 
         runner_.compute(gf);
 
-        std::vector<float> emb((size_t) (D * k));
-        runner_.get(g.embeds, emb.data(), emb.size() * sizeof(float));
-        for (int i = 0; i < k; ++i) {
-            embeds_.emplace_back(emb.begin() + (size_t) i * D, emb.begin() + (size_t) (i + 1) * D);
-            // the left-pad tokens (pure silence: the encoder is causal) are kept for re-anchoring
-            if (enc_pos_ / epf + i < (int64_t) hp.n_left_pad_tokens) silence_embeds_.push_back(embeds_.back());
-        }
+        runner_.get(cg.conv1_last, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
         if (opts_.capture) {
-            std::vector<float> eo((size_t) (E * n_enc));
+            std::vector<float> eo((size_t) (E * n_enc)), emb((size_t) (D * k));
             runner_.get(g.enc_out, eo.data(), eo.size() * sizeof(float));
+            runner_.get(g.embeds, emb.data(), emb.size() * sizeof(float));
             append_capture(cap_, "enc_out", eo.data(), eo.size(), E);
             append_capture(cap_, "embeds", emb.data(), emb.size(), D);
         }
@@ -297,7 +305,8 @@ void voxtral_stream::run_audio_batches() {
                   mel_prev_.begin());
         mel_pending_.erase(mel_pending_.begin(), mel_pending_.begin() + n_frames * n_mel);
         enc_pos_ += n_enc;
-        timings_.audio_ms += ms_since(t1);
+        n_audio_ += k;
+        timings_.audio_ms += ms_since(t0);
         timings_.n_audio_batches += 1;
         timings_.n_audio_tokens += k;
     }
@@ -338,7 +347,7 @@ void voxtral_stream::reanchor(stream_result & out) {
 }
 
 void voxtral_stream::run_decoder(stream_result & out) {
-    const int64_t n_avail = embeds_base_ + (int64_t) embeds_.size();
+    const int64_t n_avail = n_audio_;
     const int64_t total = audio_tokens_total();
     const int64_t last_audio = total >= 0 ? total - 2 : INT64_MAX; // reference: max_length = n_audio
     if (dec_pos_ == 0 && n_outputs_ == 0) {
@@ -354,48 +363,90 @@ void voxtral_stream::run_decoder(stream_result & out) {
     }
 }
 
+// Writes the step mask's entries that differ from what the device holds.
+void voxtral_stream::set_step_mask(int64_t pos0, int n_kv) {
+    std::vector<ggml_fp16_t> row((size_t) n_kv);
+    dec_ring_.fill_mask(pos0, 1, n_kv, row.data());
+    if (step_mask_host_.size() < (size_t) n_kv) {
+        runner_.set(step_mask_, row.data(), row.size() * sizeof(ggml_fp16_t));
+        step_mask_host_ = row;
+        return;
+    }
+    for (int i = 0; i < n_kv;) {
+        if (row[(size_t) i] == step_mask_host_[(size_t) i]) {
+            ++i;
+            continue;
+        }
+        int j = i;
+        while (j < n_kv && row[(size_t) j] != step_mask_host_[(size_t) j]) ++j;
+        runner_.set(step_mask_, &row[(size_t) i], (size_t) (j - i) * sizeof(ggml_fp16_t), (size_t) i * sizeof(ggml_fp16_t));
+        std::copy(row.begin() + i, row.begin() + j, step_mask_host_.begin() + i);
+        i = j;
+    }
+}
+
 void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
     const model_hparams & hp = m_->hp;
-    const int64_t D = hp.dec_n_embd;
     const auto t0 = std::chrono::steady_clock::now();
     dec_ring_.claim(pos0, n);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    decoder_graph g = build_decoder_graph(ctx, gf, *m_, dec_ring_, n, pos0);
-    runner_.alloc(gf);
-
-    runner_.set(g.ids, ids.data(), (size_t) n * sizeof(int32_t));
-    std::vector<float> audio((size_t) (D * n));
-    for (int i = 0; i < n; ++i) {
-        const int64_t a = audio_index(pos0 + i);
-        const std::vector<float> & e =
-            pos0 + i < (int64_t) hp.n_left_pad_tokens ? silence_embeds_[(size_t) (pos0 + i)] : embeds_[(size_t) (a - embeds_base_)];
-        std::copy(e.begin(), e.end(), audio.begin() + (size_t) i * D);
+    decoder_graph fresh;
+    const decoder_graph * g = &fresh;
+    ggml_cgraph * gf = nullptr;
+    int graph_slot = 0;
+    if (n == 1) { // a step: the kept graph, moved to this position, while its width still covers the ring
+        graph_slot = SLOT_STEP;
+        const int n_kv = dec_ring_.padded_n_kv(STEP_KV_PAD);
+        if (reuse_graphs_ && step_.gf && step_.n_kv == n_kv && dec_ring_.move_writes(step_.g.writes, pos0, 1)) {
+            gf = step_.gf;
+        } else {
+            step_.gf = nullptr;
+            ggml_context * ctx = runner_.begin(SLOT_STEP);
+            gf = runner_.new_graph(ctx);
+            step_.g = build_decoder_graph(ctx, gf, *m_, dec_ring_, dstate_, 1, pos0, n_kv, step_mask_);
+            runner_.alloc(gf, SLOT_STEP);
+            step_.gf = gf;
+            step_.n_kv = n_kv;
+        }
+        g = &step_.g;
+        set_step_mask(pos0, n_kv);
+    } else { // the prompt
+        ggml_context * ctx = runner_.begin();
+        gf = runner_.new_graph(ctx);
+        fresh = build_decoder_graph(ctx, gf, *m_, dec_ring_, dstate_, n, pos0, dec_ring_.n_used());
+        runner_.alloc(gf);
+        std::vector<ggml_fp16_t> mask((size_t) dec_ring_.n_used() * n);
+        dec_ring_.fill_mask(pos0, n, dec_ring_.n_used(), mask.data());
+        runner_.set(fresh.mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
     }
-    runner_.set(g.audio, audio.data(), audio.size() * sizeof(float));
-    std::vector<int32_t> pos((size_t) n);
-    for (int i = 0; i < n; ++i) pos[(size_t) i] = (int32_t) (pos0 + i);
-    runner_.set(g.pos, pos.data(), pos.size() * sizeof(int32_t));
-    std::vector<float> mask((size_t) dec_ring_.n_used() * n);
-    dec_ring_.fill_mask(pos0, n, mask.data());
-    runner_.set(g.mask, mask.data(), mask.size() * sizeof(float));
-    runner_.set(g.ada, ada_scales_.data(), ada_scales_.size() * sizeof(float));
 
-    runner_.compute(gf);
+    runner_.set(g->ids, ids.data(), (size_t) n * sizeof(int32_t));
+    std::vector<int32_t> rows((size_t) n), pos((size_t) n);
+    for (int i = 0; i < n; ++i) {
+        const int64_t p = pos0 + i;
+        rows[(size_t) i] = (int32_t) embed_slot(p < (int64_t) hp.n_left_pad_tokens ? p : audio_index(p));
+        pos[(size_t) i] = (int32_t) p;
+    }
+    runner_.set(g->audio_rows, rows.data(), rows.size() * sizeof(int32_t));
+    runner_.set(g->pos, pos.data(), pos.size() * sizeof(int32_t));
 
-    std::vector<float> logits(hp.dec_n_vocab);
-    runner_.get(g.logits, logits.data(), logits.size() * sizeof(float));
+    runner_.compute(gf, graph_slot);
+
+    int32_t tok = 0;
+    runner_.get(g->token, &tok, sizeof(tok));
     dec_pos_ = pos0 + n;
     timings_.decoder_ms += ms_since(t0);
     timings_.n_decoder_calls += 1;
     timings_.n_decoder_positions += n;
 
     const size_t j = n_outputs_++;
-    const int32_t tok = argmax(logits);
     // the output at position p is the token of audio token (p - d) (padded), i.e. real index below
-    const int64_t slot = audio_index(pos0 + n - 1) - delay_ - (int64_t) hp.n_left_pad_tokens;
-    const int64_t time_ms = slot * (int64_t) hp.samples_per_token() * 1000 / hp.sample_rate;
-    if (opts_.capture) append_capture(cap_, "logits", logits.data(), logits.size(), (int64_t) logits.size());
+    const int64_t audio_slot = audio_index(pos0 + n - 1) - delay_ - (int64_t) hp.n_left_pad_tokens;
+    const int64_t time_ms = audio_slot * (int64_t) hp.samples_per_token() * 1000 / hp.sample_rate;
+    if (opts_.capture) {
+        std::vector<float> logits(hp.dec_n_vocab);
+        runner_.get(g->logits, logits.data(), logits.size() * sizeof(float));
+        append_capture(cap_, "logits", logits.data(), logits.size(), (int64_t) logits.size());
+    }
     const bool forced = j < forced_.size();
     const int32_t eos = m_->voc.eos_id;
     quiet_run_ = (tok == eos || m_->voc.is_control(tok)) ? quiet_run_ + 1 : 0;
@@ -418,10 +469,7 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
 
 void voxtral_stream::release_consumed() {
     // keep the last d+1 consumed embeddings: a re-anchor prompt needs them
-    while (!embeds_.empty() && embeds_base_ < audio_index(dec_pos_) - delay_) {
-        embeds_.pop_front();
-        ++embeds_base_;
-    }
+    embeds_base_ = std::max(embeds_base_, std::min(n_audio_, audio_index(dec_pos_) - delay_));
     const model_hparams & hp = m_->hp;
     const int64_t keep_from = mel_next_ * (int64_t) hp.hop_length - (int64_t) hp.n_fft / 2;
     const int64_t drop = std::min<int64_t>(keep_from - pcm_base_, (int64_t) pcm_.size());
@@ -442,9 +490,8 @@ int64_t voxtral_stream::ms_decoded() const {
 }
 
 size_t voxtral_stream::state_bytes() const {
-    size_t b = enc_ring_.bytes() + dec_ring_.bytes();
+    size_t b = enc_ring_.bytes() + dec_ring_.bytes() + dev_.bytes();
     b += pcm_.capacity() * sizeof(float) + mel_pending_.capacity() * sizeof(float);
-    for (const auto & e : embeds_) b += e.capacity() * sizeof(float);
     return b;
 }
 

@@ -9,18 +9,26 @@
 //
 // finish() appends the reference's right padding and decodes to the end, so feed(all) + finish()
 // equals the reference's offline generate. A stream is owned by one thread at a time.
+//
+// On the device: the delay's ada scales, the audio embeddings between encoder and decoder (a ring
+// of slots; the encoder waits when the decoder is that far behind) and the decoder step's mask. The
+// one-position decoder step graph is built once per attention width (the cache view grows in steps
+// of 256 slots until the ring is full) and recomputed with its cache writes re-pointed; a step sends
+// the token id, the embedding slot, the position and the changed mask entries, and reads back one
+// token id. CAPTIONIST_NO_GRAPH_REUSE=1 rebuilds it every step (same numbers).
 #pragma once
 
 #include "graph_runner.h"
 #include "kv_ring.h"
+#include "persistent_tensors.h"
 #include "tekken_vocab.h"
+#include "voxtral_decoder.h"
 #include "voxtral_mel.h"
 
 #include <captionist/engine.h>
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,8 +39,7 @@ struct voxtral_model;
 
 struct voxtral_timings {
     double mel_ms = 0;     // log-mel frames (host)
-    double conv_ms = 0;    // conv stem graphs
-    double audio_ms = 0;   // encoder + projector graphs
+    double audio_ms = 0;   // conv stem + encoder + projector graphs
     double decoder_ms = 0; // decoder graphs (prefill and steps)
     int64_t n_mel_frames = 0;
     int64_t n_audio_batches = 0;
@@ -69,7 +76,9 @@ private:
     void pump(stream_result & out);
     void compute_mel_frames();
     void run_audio_batches();
-    std::vector<float> run_conv_stem(int k);
+    void store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k) const;
+    int64_t embed_slot(int64_t audio_token) const;
+    void set_step_mask(int64_t pos0, int n_kv);
     void run_decoder(stream_result & out);
     void decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out);
     int64_t mel_frames_total() const;  // -1 until finish()
@@ -94,7 +103,19 @@ private:
 
     int delay_ = 0;
     int prompt_len_ = 0;
-    std::vector<float> ada_scales_; // [dec_n_layer][dec_n_embd]
+
+    // device state
+    persistent_tensors dev_{4};
+    decoder_state dstate_;              // ada scales [dec_n_embd, n_layer], embedding slots
+    ggml_tensor * step_mask_ = nullptr; // F16 [dec ring capacity]
+    struct kept_step {
+        ggml_cgraph * gf = nullptr;
+        decoder_graph g;
+        int n_kv = 0;
+    };
+    kept_step step_;
+    std::vector<ggml_fp16_t> step_mask_host_; // what step_mask_ holds
+    bool reuse_graphs_ = true;
 
     // audio
     std::vector<float> pcm_;       // real samples not yet released
@@ -108,9 +129,8 @@ private:
     int64_t enc_pos_ = 0;            // next encoder frame position
 
     // decoder
-    std::deque<std::vector<float>> embeds_; // audio embeddings not yet consumed
-    int64_t embeds_base_ = 0;               // audio token index of embeds_.front()
-    std::vector<std::vector<float>> silence_embeds_; // embeddings of the n_left_pad silent tokens
+    int64_t n_audio_ = 0;                   // audio tokens encoded (their embeddings are in slots)
+    int64_t embeds_base_ = 0;               // oldest audio token the decoder may still read
     int64_t dec_pos_ = 0;                   // next decoder position
     int64_t anchor_shift_ = 0;              // audio_index(p) - p for p >= n_left (moves at re-anchors)
     int64_t quiet_run_ = 0;                 // consecutive outputs without text
