@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 
@@ -71,6 +72,31 @@ bool is_cpu(ggml_backend_t backend) {
     return dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
 }
 
+// CAPTIONIST_CPU_VARIANT=haswell (a development aid for measuring what each instruction set
+// gains): that CPU module instead of the best one ggml would pick, and the other backends as usual.
+// A variant this CPU cannot run is the caller's mistake (illegal instruction), as with ggml's own
+// GGML_BACKEND_PATH.
+void load_with_cpu_variant(const std::string & dir, const std::string & variant) {
+#if defined(_WIN32)
+    const std::string prefix = "ggml-", suffix = ".dll";
+#else
+    const std::string prefix = "libggml-", suffix = ".so";
+#endif
+    const std::filesystem::path cpu = std::filesystem::path(dir) / (prefix + "cpu-" + variant + suffix);
+    if (!std::filesystem::exists(cpu) || !ggml_backend_load(cpu.string().c_str())) {
+        std::fprintf(stderr, "captionist: CAPTIONIST_CPU_VARIANT: cannot load %s\n", cpu.string().c_str());
+        return; // falls through to "no CPU device" errors, which name the problem
+    }
+    std::error_code ec;
+    for (const auto & e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        const bool module = name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
+                            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        if (!module || name.rfind(prefix + "cpu", 0) == 0 || name.rfind(prefix + "base", 0) == 0) continue;
+        ggml_backend_load(e.path().string().c_str());
+    }
+}
+
 } // namespace
 
 void backend_init_once() {
@@ -83,6 +109,11 @@ void backend_init_once() {
         // Otherwise the modules beside libggml (wheels, build trees), then ggml's own search (the
         // executable's folder, GGML_BACKEND_PATH) if that found no CPU backend.
         if (ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) return;
+        const char * variant = std::getenv("CAPTIONIST_CPU_VARIANT");
+        if (variant && *variant && !dir.empty()) {
+            load_with_cpu_variant(dir, variant);
+            return;
+        }
         if (!dir.empty()) ggml_backend_load_all_from_path(dir.c_str());
         if (!ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) ggml_backend_load_all();
     });

@@ -68,3 +68,27 @@ def test_explicit_threads_are_kept(gguf_path: Callable[[str, str], Path]) -> Non
     m = engine.Model(gguf_path("tiny_small", "f32"), backend="cpu", n_threads=3)
     assert m.info["n_threads"] == 3
     assert m.stream().timings()["n_threads"] == 3
+
+
+def test_a_cpu_variant_can_be_forced_for_measuring_it(gguf_path: Callable[[str, str], Path]) -> None:
+    """CAPTIONIST_CPU_VARIANT loads that CPU module (benchmarks compare AVX2 with AVX-512 so)."""
+    import libggml  # the wheel's modules: a build with runtime dispatch has one per variant
+
+    lib = Path(libggml.__file__).parent / "lib"
+    if not (lib / "libggml-cpu-haswell.so").exists():
+        pytest.skip("this ggml build has no per-variant CPU modules")
+    code = (
+        "import sys\n"
+        "from captionist import engine\n"
+        "print(engine.Model(sys.argv[1], backend='cpu').info['cpu_features'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "CAPTIONIST_CPU_VARIANT": "haswell"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(gguf_path("tiny_small", "f32"))],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    features = out.stdout.split()
+    assert "AVX2" in features and "AVX512" not in features, features
