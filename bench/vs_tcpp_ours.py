@@ -1,0 +1,112 @@
+"""Child process: one measured run of OUR engine (the Job in vs_tcpp_job.py).
+
+    PYTHONPATH=app python3 bench/vs_tcpp_ours.py '{"model": ..., "audio": ..., "mode": "stream", ...}'
+
+Stream: ``Model.stream(delay_ms=80·d)``, fed in ``feed_ms`` blocks, then ``finish()``. Offline:
+``Model.transcribe(pcm, delay_ms=80·d)`` (d = 30 for the comparison with transcribe.cpp's run()).
+``CAPTIONIST_CPU_VARIANT`` in the environment (set by the bench's ``--cpu-variant``) picks the ggml
+CPU variant where the engine supports it; the loaded one is reported either way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+from vs_tcpp_job import (
+    Job,
+    Result,
+    blocks,
+    emit,
+    job_from_argv,
+    load_audio,
+    loaded_cpu_variant,
+    peak_rss_mb,
+    rss_split_mb,
+)
+
+from captionist.engine import Model, Stream, StreamEvent
+
+TOKEN_MS = 80
+
+
+def _normal_ids(m: Model, ids: list[int]) -> list[int]:
+    return [i for i in ids if not m.is_control(i)]
+
+
+def _stream(
+    m: Model, job: Job, pcm: np.ndarray, record: bool
+) -> tuple[list[int], list[int], list[int] | None]:
+    """(normal ids, ids so far after each feed, ids before the first end of utterance as [low, high])."""
+    s: Stream = m.stream(delay_ms=job.delay_tokens * TOKEN_MS)
+    steps: list[int] = []
+    eos: list[int] | None = None
+    n = 0
+    for b in [*blocks(pcm, job.feed_ms), None]:
+        u = s.feed(b) if b is not None else s.finish()
+        if record or eos is None:
+            added = len(_normal_ids(m, [t.id for t in u.new_tokens]))
+            if eos is None and StreamEvent.END_OF_UTTERANCE in u.events:
+                eos = [n, n + added]
+            n += added
+            if record and b is not None:
+                steps.append(n)
+    return _normal_ids(m, u.token_ids), steps, eos
+
+
+def _offline(m: Model, job: Job, pcm: np.ndarray) -> tuple[list[int], list[int] | None]:
+    t = m.transcribe(pcm, delay_ms=job.delay_tokens * TOKEN_MS, stop_at_end_of_utterance=job.stop_at_eos)
+    eos = next((at for at, e in t.events if e == StreamEvent.END_OF_UTTERANCE), None)
+    before = None if eos is None else len(_normal_ids(m, [x.id for x in t.tokens[:eos]]))
+    return _normal_ids(m, t.token_ids), None if before is None else [before, before]
+
+
+def main(argv: list[str]) -> int:
+    job = job_from_argv(argv)
+    warm, pcm = load_audio(job)
+    t0 = time.perf_counter()
+    m = Model(job.model, backend="cpu", n_threads=job.threads)
+    load_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    if job.mode == "stream":
+        _stream(m, job, warm, record=False)
+    else:
+        _offline(m, job, warm)
+    warmup_s = time.perf_counter() - t0
+
+    load1 = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
+    steps: list[int] = []
+    if job.mode == "stream":
+        ids, steps, eos = _stream(m, job, pcm, record=job.record_steps)
+    else:
+        ids, eos = _offline(m, job, pcm)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    anon, mapped = rss_split_mb()
+    emit(
+        Result(
+            engine="ours",
+            load_s=load_s,
+            warmup_s=warmup_s,
+            wall_s=wall,
+            cpu_s=cpu,
+            maxrss_mb=peak_rss_mb(),
+            rss_anon_mb=anon,
+            rss_file_mb=mapped,
+            load1_before=load1,
+            cpu_variant=loaded_cpu_variant(),
+            ids=ids,
+            n_feeds=len(blocks(pcm, job.feed_ms)) if job.mode == "stream" else 1,
+            steps=steps,
+            eos_after=eos,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
