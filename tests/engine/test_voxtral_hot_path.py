@@ -43,10 +43,12 @@ def test_decoder_steps_build_no_graphs_and_return_only_token_ids(
         s.feed(pcm[i : i + TOKEN])
     b = s.timings()
     d = {k: b[k] - a[k] for k in a}
-    assert d["n_decoder_calls"] >= 200
-    # one graph per encoder batch; the decoder steps add at most one (the 256-slot view widening)
-    assert d["n_audio_batches"] <= d["n_graph_builds"] <= d["n_audio_batches"] + 1, d
-    assert d["n_buffer_grows"] <= 1, d
+    assert d["n_decoder_calls"] >= 200 and d["n_audio_batches"] >= 200
+    # graphs are rebuilt only when a cache view widens (by 256 slots, until the ring is full):
+    # tiny_small's rings are full after the warm-up; tiny_wide's decoder view widens once, its
+    # encoder view (2048-frame window, 4 frames per batch) at most four times
+    assert d["n_graph_builds"] <= (0 if model == "tiny_small" else 5), d
+    assert d["n_buffer_grows"] <= d["n_graph_builds"], d
     # out: a token id per step, the conv stem's last frame per encoder batch; nothing else
     assert d["n_bytes_out"] == 4 * d["n_decoder_calls"] + 4 * enc_embd * d["n_audio_batches"], d
 

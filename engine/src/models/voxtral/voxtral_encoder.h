@@ -11,6 +11,7 @@
 #include <ggml.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace captionist {
 
@@ -30,14 +31,16 @@ conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_
 struct encoder_graph {
     ggml_tensor * frames = nullptr;  // in  F32 [enc_n_embd, 4k]   (or the conv stem's output)
     ggml_tensor * pos = nullptr;     // in  I32 [4k]               absolute encoder frame positions
-    ggml_tensor * mask = nullptr;    // in  F16 [n_used, 4k]
+    ggml_tensor * mask = nullptr;    // in  F16 [n_kv, 4k]
     ggml_tensor * enc_out = nullptr; // out F32 [enc_n_embd, 4k]   encoder output after its final norm
     ggml_tensor * embeds = nullptr;  // out F32 [dec_n_embd, k]    projector output
+    std::vector<ggml_tensor *> writes; // the cache writes (kv_ring::move_writes)
 };
 
 // Encoder layers + projector; `ring.claim(enc_pos0, 4k)` must have been called before building.
-// `frames` (F32 [enc_n_embd, 4k]) is the input when given, else an input tensor is made.
+// Attention covers n_kv >= ring.n_used() slots. `frames` (F32 [enc_n_embd, 4k]) is the input when
+// given, else an input tensor is made.
 encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  int n_tokens, int64_t enc_pos0, ggml_tensor * frames = nullptr);
+                                  int n_tokens, int64_t enc_pos0, int n_kv, ggml_tensor * frames = nullptr);
 
 } // namespace captionist

@@ -23,6 +23,7 @@ constexpr int QUIET_TOKENS_FOR_REANCHOR = 12; // ~1 s without text counts as a p
 constexpr int64_t EMBED_SLOTS = 128;        // audio embeddings the encoder may run ahead (10 s)
 constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a multiple of this
 constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
+constexpr int SLOT_AUDIO = 2;               // graph slot of the kept audio batch
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -51,9 +52,11 @@ voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const str
     max_batch_tokens_ = MAX_BATCH_TOKENS;
     const int enc_frames_batch = max_batch_tokens_ * (int) hp.downsample_factor;
     const bool flash = m_->flash_attn;
+    // a multiple of 96 frames: batches of 1, 2, 3, 4, 6 or 8 tokens never straddle the ring's end,
+    // so their kept graph is not rebuilt when the ring wraps
+    const int enc_cap = ((int) hp.enc_sliding_window + enc_frames_batch + 95) / 96 * 96;
     enc_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.enc_n_layer, (int) hp.enc_n_head,
-                   (int) hp.enc_head_dim, (int) hp.enc_sliding_window, (int) hp.enc_sliding_window + enc_frames_batch,
-                   flash);
+                   (int) hp.enc_head_dim, (int) hp.enc_sliding_window, enc_cap, flash);
     const int prompt_max = 1 + (int) hp.n_left_pad_tokens + MAX_DELAY_TOKENS;
     dec_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.dec_n_layer, (int) hp.dec_n_head_kv,
                    (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max, flash);
@@ -236,7 +239,8 @@ int64_t voxtral_stream::embed_slot(int64_t a) const {
     return a < n_left ? a : n_left + (a - n_left) % EMBED_SLOTS;
 }
 
-void voxtral_stream::store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k) const {
+void voxtral_stream::store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k,
+                                  std::vector<ggml_tensor *> & writes) const {
     ggml_tensor * dst = dstate_.audio_embeds;
     for (int i = 0; i < k;) {
         const int64_t slot = embed_slot(a0 + i);
@@ -244,7 +248,9 @@ void voxtral_stream::store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_ten
         while (i + run < k && embed_slot(a0 + i + run) == slot + run) ++run;
         ggml_tensor * src = ggml_view_2d(ctx, embeds, embeds->ne[0], run, embeds->nb[1], (size_t) i * embeds->nb[1]);
         ggml_tensor * d = ggml_view_2d(ctx, dst, dst->ne[0], run, dst->nb[1], (size_t) slot * dst->nb[1]);
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, src, d));
+        ggml_tensor * w = ggml_cpy(ctx, src, d);
+        ggml_build_forward_expand(gf, w);
+        writes.insert(writes.end(), {d, w});
         i += run;
     }
 }
@@ -268,12 +274,41 @@ void voxtral_stream::run_audio_batches() {
         const auto t0 = std::chrono::steady_clock::now();
 
         enc_ring_.claim(enc_pos_, (int) n_enc);
-        ggml_context * ctx = runner_.begin();
-        ggml_cgraph * gf = runner_.new_graph(ctx);
-        conv_graph cg = build_conv_graph(ctx, gf, *m_, k);
-        encoder_graph g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_, cg.frames);
-        store_embeds(ctx, gf, g.embeds, a0, k);
-        runner_.alloc(gf);
+        const int n_kv = enc_ring_.padded_n_kv(STEP_KV_PAD);
+        const int64_t e0 = embed_slot(a0);
+        const bool one_run = embed_slot(a0 + k - 1) == e0 + k - 1; // the embedding writes do not wrap
+        int graph_slot = SLOT_AUDIO;
+        ggml_cgraph * gf = nullptr;
+        if (reuse_graphs_ && audio_.gf && audio_.k == k && audio_.n_kv == n_kv && one_run &&
+            enc_ring_.move_writes(audio_.g.writes, enc_pos_, (int) n_enc)) {
+            gf = audio_.gf;
+            for (ggml_tensor * t : audio_.embed_writes) {
+                t->view_offs = (size_t) e0 * t->view_src->nb[1];
+                t->data = (char *) t->view_src->data + t->view_offs;
+            }
+        } else {
+            const int cap = enc_ring_.capacity();
+            const bool keep = one_run && enc_pos_ % cap + n_enc <= cap;
+            graph_slot = keep ? SLOT_AUDIO : 0;
+            if (keep) audio_.gf = nullptr;
+            kept_audio fresh;
+            ggml_context * ctx = runner_.begin(graph_slot);
+            gf = runner_.new_graph(ctx);
+            fresh.cg = build_conv_graph(ctx, gf, *m_, k);
+            fresh.g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_, n_kv, fresh.cg.frames);
+            store_embeds(ctx, gf, fresh.g.embeds, a0, k, fresh.embed_writes);
+            runner_.alloc(gf, graph_slot);
+            fresh.gf = gf;
+            fresh.k = k;
+            fresh.n_kv = n_kv;
+            if (keep) {
+                audio_ = std::move(fresh);
+            } else {
+                scratch_audio_ = std::move(fresh);
+            }
+        }
+        const conv_graph & cg = graph_slot == SLOT_AUDIO ? audio_.cg : scratch_audio_.cg;
+        const encoder_graph & g = graph_slot == SLOT_AUDIO ? audio_.g : scratch_audio_.g;
 
         std::vector<float> mel_in((size_t) (T_in * n_mel));
         for (int64_t c = 0; c < n_mel; ++c) {
@@ -287,11 +322,11 @@ void voxtral_stream::run_audio_batches() {
         std::vector<int32_t> pos((size_t) n_enc);
         for (int64_t i = 0; i < n_enc; ++i) pos[(size_t) i] = (int32_t) (enc_pos_ + i);
         runner_.set(g.pos, pos.data(), pos.size() * sizeof(int32_t));
-        std::vector<ggml_fp16_t> mask((size_t) enc_ring_.n_used() * n_enc);
-        enc_ring_.fill_mask(enc_pos_, (int) n_enc, enc_ring_.n_used(), mask.data());
+        std::vector<ggml_fp16_t> mask((size_t) n_kv * n_enc);
+        enc_ring_.fill_mask(enc_pos_, (int) n_enc, n_kv, mask.data());
         runner_.set(g.mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
 
-        runner_.compute(gf);
+        runner_.compute(gf, graph_slot);
 
         runner_.get(cg.conv1_last, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
         if (opts_.capture) {

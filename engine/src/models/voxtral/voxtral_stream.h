@@ -15,7 +15,8 @@
 // one-position decoder step graph is built once per attention width (the cache view grows in steps
 // of 256 slots until the ring is full) and recomputed with its cache writes re-pointed; a step sends
 // the token id, the embedding slot, the position and the changed mask entries, and reads back one
-// token id. CAPTIONIST_NO_GRAPH_REUSE=1 rebuilds it every step (same numbers).
+// token id. The audio batch graph (conv stem + encoder + projector) is kept the same way for the
+// last batch size. CAPTIONIST_NO_GRAPH_REUSE=1 rebuilds them every time (same numbers).
 #pragma once
 
 #include "graph_runner.h"
@@ -23,6 +24,7 @@
 #include "persistent_tensors.h"
 #include "tekken_vocab.h"
 #include "voxtral_decoder.h"
+#include "voxtral_encoder.h"
 #include "voxtral_mel.h"
 
 #include <captionist/engine.h>
@@ -76,7 +78,8 @@ private:
     void pump(stream_result & out);
     void compute_mel_frames();
     void run_audio_batches();
-    void store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k) const;
+    void store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k,
+                      std::vector<ggml_tensor *> & writes) const;
     int64_t embed_slot(int64_t audio_token) const;
     void set_step_mask(int64_t pos0, int n_kv);
     void run_decoder(stream_result & out);
@@ -114,6 +117,16 @@ private:
         int n_kv = 0;
     };
     kept_step step_;
+    struct kept_audio { // the last audio batch graph whose writes did not wrap
+        ggml_cgraph * gf = nullptr;
+        conv_graph cg;
+        encoder_graph g;
+        std::vector<ggml_tensor *> embed_writes;
+        int k = 0;
+        int n_kv = 0;
+    };
+    kept_audio audio_;
+    kept_audio scratch_audio_; // a batch built for one compute (its writes wrap)
     std::vector<ggml_fp16_t> step_mask_host_; // what step_mask_ holds
     bool reuse_graphs_ = true;
 
