@@ -58,6 +58,12 @@ void kv_ring::claim(int64_t pos0, int n) {
     next_pos_ = pos0 + n;
 }
 
+void kv_ring::rewind(int64_t pos) {
+    if (pos > next_pos_ || pos < 0) throw std::logic_error("kv_ring::rewind: position not claimed");
+    for (int64_t p = pos; p < next_pos_; ++p) slot_pos_[(size_t) (p % capacity_)] = -1;
+    next_pos_ = pos;
+}
+
 int kv_ring::n_used() const {
     return (int) std::min<int64_t>(next_pos_, capacity_);
 }
@@ -112,7 +118,10 @@ void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * 
 
 bool kv_ring::move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const {
     const int64_t slot = pos0 % capacity_;
-    if (slot + n > capacity_ || writes.size() % 4 != 0) return false;
+    if (slot + n > capacity_ || writes.size() != 4 * (size_t) n_layer_) return false;
+    for (size_t i = 0; i < writes.size(); i += 4) { // one write of n positions per layer, not a wrapped pair
+        if (writes[i]->ne[1] != n) return false;
+    }
     for (size_t i = 0; i < writes.size(); ++i) {
         ggml_tensor * t = writes[i];
         ggml_tensor * root = t->view_src;

@@ -37,6 +37,9 @@ public:
     // Host bookkeeping for a batch of `n` positions starting at `pos0` (must equal next_pos()).
     void claim(int64_t pos0, int n);
     int64_t next_pos() const { return next_pos_; }
+    // Drops positions >= pos (a rejected draft): their slots read as empty until written again.
+    // Only positions claimed by the last batch may be dropped.
+    void rewind(int64_t pos);
     int n_used() const; // slots holding a position
     // n_used() rounded up to a multiple of `step`, at most capacity().
     int padded_n_kv(int step) const;
@@ -55,7 +58,7 @@ public:
     void store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * k_cur, ggml_tensor * v_cur,
                int64_t pos0, std::vector<ggml_tensor *> * writes = nullptr) const;
     // Re-points the views store() wrote for a batch (one that did not wrap) to the slots of the
-    // batch of `n` at `pos0`; false when that batch wraps (then the graph must be rebuilt).
+    // batch of `n` at `pos0`; false when either batch wraps (then the graph must be rebuilt).
     bool move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const;
     ggml_tensor * keys(ggml_context * ctx, int il, int n_kv) const;   // [head_dim, n_kv, n_head_kv]
     // value_rows(): [head_dim, n_kv, n_head_kv]; else [n_kv, head_dim, n_head_kv]

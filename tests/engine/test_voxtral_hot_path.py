@@ -112,3 +112,36 @@ def test_attention_settings_are_validated(
     monkeypatch.setenv("CAPTIONIST_KV_TYPE", "q3")
     with pytest.raises(ValueError, match="CAPTIONIST_KV_TYPE"):
         engine.Model(gguf_path(MODELS[0], "f32"), backend="cpu")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_speculative_decoding_takes_drafts_and_changes_nothing(
+    gguf_path: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    """With all the audio there, guessed positions are verified in batches: the outputs are those
+    of plain steps (here token for token on every golden clip and delay), fewer decoder calls run,
+    and a draft that missed leaves the cache as plain steps would (the clips' later tokens say so)."""
+    from .conftest import load_expected
+
+    path = gguf_path(model, "f32")
+
+    def run(pcm: np.ndarray, delay_ms: int) -> tuple[list[int], dict[str, float]]:
+        m = engine.Model(path, backend="cpu", n_threads=2)
+        s = _engine.Stream(m._m, latency_ms=delay_ms)
+        ids = [t[0] for r in (s.feed(pcm), s.finish()) for t in r["new_tokens"]]
+        return ids, dict(s.timings())
+
+    accepted = drafted = 0
+    cases = load_expected(model)["cases"]
+    for case in cases:
+        pcm = load_clip(case["clip"])
+        spec, t_spec = run(pcm, case["delay_tokens"] * 80)
+        monkeypatch.setenv("CAPTIONIST_NO_SPECULATION", "1")
+        plain, t_plain = run(pcm, case["delay_tokens"] * 80)
+        monkeypatch.delenv("CAPTIONIST_NO_SPECULATION")
+        assert spec == plain, (case["clip"], case["delay_tokens"])
+        assert t_plain["n_draft_positions"] == 0
+        assert t_spec["n_decoder_calls"] <= t_plain["n_decoder_calls"]
+        accepted += int(t_spec["n_draft_accepted"])
+        drafted += int(t_spec["n_draft_positions"])
+    assert 0 < accepted < drafted, (accepted, drafted)  # both outcomes were exercised

@@ -9,7 +9,8 @@
 namespace captionist {
 
 decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  const decoder_state & st, int n, int64_t pos0, int n_kv, ggml_tensor * mask_src) {
+                                  const decoder_state & st, int n, int64_t pos0, int n_kv, ggml_tensor * mask_src,
+                                  bool all_positions) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t D = hp.dec_n_embd;
@@ -49,9 +50,9 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
         ggml_tensor * up = ggml_mul_mat(ctx, l.w_up, h);
         x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.w_down, ggml_mul(ctx, gate, up)));
     }
-    ggml_tensor * last = ggml_view_2d(ctx, x, D, 1, x->nb[1], (size_t) (n - 1) * x->nb[1]);
+    ggml_tensor * last = all_positions ? x : ggml_view_2d(ctx, x, D, 1, x->nb[1], (size_t) (n - 1) * x->nb[1]);
     last = build_rms_norm(ctx, last, w.dec_norm, hp.dec_rms_eps);
-    g.logits = ggml_mul_mat(ctx, w.token_embd, last); // [n_vocab, 1]
+    g.logits = ggml_mul_mat(ctx, w.token_embd, last); // [n_vocab, 1 or n]
     ggml_set_output(g.logits);
     g.token = ggml_argmax(ctx, g.logits);
     ggml_set_output(g.token);

@@ -24,6 +24,8 @@ constexpr int64_t EMBED_SLOTS = 128;        // audio embeddings the encoder may 
 constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a multiple of this
 constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
 constexpr int SLOT_AUDIO = 2;               // graph slot of the kept audio batch
+constexpr int SLOT_VERIFY = 3;              // graph slot of the kept draft verification
+constexpr int MAX_DRAFT = 15;               // guessed positions verified with the known one
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -65,6 +67,7 @@ voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const str
     step_mask_ = dev_.add(GGML_TYPE_F16, dec_ring_.capacity(), 1, "step_mask");
     dev_.alloc(runner_.weights_buft());
     reuse_graphs_ = !env_flag("CAPTIONIST_NO_GRAPH_REUSE");
+    speculate_ = !env_flag("CAPTIONIST_NO_SPECULATION");
     delay_ = 0;
     restart(delay);
 }
@@ -91,7 +94,9 @@ std::map<std::string, double> voxtral_stream::timings() const {
                                          {"n_audio_batches", (double) t.n_audio_batches},
                                          {"n_audio_tokens", (double) t.n_audio_tokens},
                                          {"n_decoder_calls", (double) t.n_decoder_calls},
-                                         {"n_decoder_positions", (double) t.n_decoder_positions}};
+                                         {"n_decoder_positions", (double) t.n_decoder_positions},
+                                         {"n_draft_positions", (double) t.n_draft_positions},
+                                         {"n_draft_accepted", (double) t.n_draft_accepted}};
     runner_.add_counters(out);
     return out;
 }
@@ -124,6 +129,7 @@ void voxtral_stream::restart(int num_delay_tokens) {
     anchor_shift_ = 0;
     quiet_run_ = 0;
     next_input_ = -1;
+    draft_ = 1;
     generated_.clear();
     n_outputs_ = 0;
     finished_ = false;
@@ -365,10 +371,14 @@ void voxtral_stream::prefill(stream_result & out) {
 // Positions are limited (RoPE, max_position). Before reaching the limit, at a pause if one comes,
 // else at the limit itself, the decoder starts over with a fresh prompt: silence for the left pad
 // and the last d+1 audio embeddings, so its next output is the token that was due anyway.
-bool voxtral_stream::reanchor_due() const {
+int64_t voxtral_stream::reanchor_soft_limit() const {
     const int64_t limit = m_->hp.dec_max_position;
-    const int64_t soft = limit - std::max<int64_t>(1, std::min<int64_t>(4096, limit / 4));
-    return dec_pos_ >= limit || (dec_pos_ >= soft && quiet_run_ >= QUIET_TOKENS_FOR_REANCHOR);
+    return limit - std::max<int64_t>(1, std::min<int64_t>(4096, limit / 4));
+}
+
+bool voxtral_stream::reanchor_due() const {
+    return dec_pos_ >= m_->hp.dec_max_position ||
+           (dec_pos_ >= reanchor_soft_limit() && quiet_run_ >= QUIET_TOKENS_FOR_REANCHOR);
 }
 
 void voxtral_stream::reanchor(stream_result & out) {
@@ -394,8 +404,41 @@ void voxtral_stream::run_decoder(stream_result & out) {
             reanchor(out);
             continue;
         }
-        decode_positions(dec_pos_, 1, {next_input_}, out);
+        // positions whose audio is here beyond this one, short of where a re-anchor could fall
+        const int64_t ahead = std::min({std::min(n_avail - 1, last_audio) - audio_index(dec_pos_),
+                                        reanchor_soft_limit() - 1 - dec_pos_, (int64_t) draft_});
+        if (speculate_ && forced_.empty() && ahead >= 1) {
+            decode_draft((int) ahead, out);
+        } else {
+            decode_positions(dec_pos_, 1, {next_input_}, out);
+        }
     }
+}
+
+// Speculative decoding where the audio of several positions is here (offline, or a live stream
+// that fell behind): the known input plus `n_draft` guesses that the next inputs repeat it (most
+// outputs are runs of [STREAMING_PAD]) go through the decoder in one batch, which costs about one
+// step's weight reads; outputs are taken while each guess proves right, the rest is dropped
+// from the cache. Greedy-exact: every output taken saw exactly the inputs plain steps would give
+// it. The draft length doubles after a fully accepted draft and halves after a miss.
+void voxtral_stream::decode_draft(int n_draft, stream_result & out) {
+    const int n = 1 + n_draft;
+    const int64_t p0 = dec_pos_;
+    const std::vector<int32_t> ids((size_t) n, next_input_);
+    const std::vector<int32_t> tok = run_positions(p0, n, ids, true);
+    int used = 0;
+    while (used < n) {
+        take_output(p0 + used, tok[(size_t) used], (size_t) used, out);
+        ++used;
+        if (ended_ || next_input_ != ids[0]) break; // the next guess was wrong (or decoding ended)
+    }
+    if (used < n) {
+        dec_ring_.rewind(p0 + used);
+        dec_pos_ = p0 + used;
+    }
+    timings_.n_draft_positions += n_draft;
+    timings_.n_draft_accepted += used - 1;
+    draft_ = used == n ? std::min(MAX_DRAFT, 2 * draft_ + 1) : std::max(1, draft_ / 2);
 }
 
 // Writes the step mask's entries that differ from what the device holds.
@@ -421,6 +464,14 @@ void voxtral_stream::set_step_mask(int64_t pos0, int n_kv) {
 }
 
 void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out) {
+    const std::vector<int32_t> tok = run_positions(pos0, n, ids, false);
+    take_output(pos0 + n - 1, tok[0], 0, out);
+}
+
+// Runs the decoder over positions pos0..pos0+n-1 and returns the argmax at the last one (or at
+// each, `all`). Graphs: a one-position step and a draft verification are kept (slots SLOT_STEP,
+// SLOT_VERIFY) while their shape holds; the prompt is built for one compute.
+std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, bool all) {
     const model_hparams & hp = m_->hp;
     const auto t0 = std::chrono::steady_clock::now();
     dec_ring_.claim(pos0, n);
@@ -428,22 +479,31 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
     const decoder_graph * g = &fresh;
     ggml_cgraph * gf = nullptr;
     int graph_slot = 0;
-    if (n == 1) { // a step: the kept graph, moved to this position, while its width still covers the ring
-        graph_slot = SLOT_STEP;
+    if (n == 1 || all) { // kept: moved to this position while its width still covers the ring
+        kept_step & k = n == 1 ? step_ : verify_;
+        graph_slot = n == 1 ? SLOT_STEP : SLOT_VERIFY;
         const int n_kv = dec_ring_.padded_n_kv(STEP_KV_PAD);
-        if (reuse_graphs_ && step_.gf && step_.n_kv == n_kv && dec_ring_.move_writes(step_.g.writes, pos0, 1)) {
-            gf = step_.gf;
+        if (reuse_graphs_ && k.gf && k.n_kv == n_kv && k.n == n && dec_ring_.move_writes(k.g.writes, pos0, n)) {
+            gf = k.gf;
         } else {
-            step_.gf = nullptr;
-            ggml_context * ctx = runner_.begin(SLOT_STEP);
+            k.gf = nullptr;
+            ggml_context * ctx = runner_.begin(graph_slot);
             gf = runner_.new_graph(ctx);
-            step_.g = build_decoder_graph(ctx, gf, *m_, dec_ring_, dstate_, 1, pos0, n_kv, step_mask_);
-            runner_.alloc(gf, SLOT_STEP);
-            step_.gf = gf;
-            step_.n_kv = n_kv;
+            k.g = build_decoder_graph(ctx, gf, *m_, dec_ring_, dstate_, n, pos0, n_kv, n == 1 ? step_mask_ : nullptr,
+                                      all);
+            runner_.alloc(gf, graph_slot);
+            k.gf = gf;
+            k.n_kv = n_kv;
+            k.n = n;
         }
-        g = &step_.g;
-        set_step_mask(pos0, n_kv);
+        g = &k.g;
+        if (n == 1) {
+            set_step_mask(pos0, n_kv);
+        } else {
+            std::vector<ggml_fp16_t> mask((size_t) n_kv * n);
+            dec_ring_.fill_mask(pos0, n, n_kv, mask.data());
+            runner_.set(g->mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
+        }
     } else { // the prompt
         ggml_context * ctx = runner_.begin();
         gf = runner_.new_graph(ctx);
@@ -466,21 +526,28 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
 
     runner_.compute(gf, graph_slot);
 
-    int32_t tok = 0;
-    runner_.get(g->token, &tok, sizeof(tok));
+    std::vector<int32_t> tok(all ? (size_t) n : 1);
+    runner_.get(g->token, tok.data(), tok.size() * sizeof(int32_t));
+    if (opts_.capture) {
+        last_logits_.resize(tok.size() * (size_t) hp.dec_n_vocab);
+        runner_.get(g->logits, last_logits_.data(), last_logits_.size() * sizeof(float));
+    }
     dec_pos_ = pos0 + n;
     timings_.decoder_ms += ms_since(t0);
     timings_.n_decoder_calls += 1;
     timings_.n_decoder_positions += n;
+    return tok;
+}
 
+// The output `tok` at position `pos` (row `row` of the last captured logits).
+void voxtral_stream::take_output(int64_t pos, int32_t tok, size_t row, stream_result & out) {
+    const model_hparams & hp = m_->hp;
     const size_t j = n_outputs_++;
     // the output at position p is the token of audio token (p - d) (padded), i.e. real index below
-    const int64_t audio_slot = audio_index(pos0 + n - 1) - delay_ - (int64_t) hp.n_left_pad_tokens;
+    const int64_t audio_slot = audio_index(pos) - delay_ - (int64_t) hp.n_left_pad_tokens;
     const int64_t time_ms = audio_slot * (int64_t) hp.samples_per_token() * 1000 / hp.sample_rate;
     if (opts_.capture) {
-        std::vector<float> logits(hp.dec_n_vocab);
-        runner_.get(g->logits, logits.data(), logits.size() * sizeof(float));
-        append_capture(cap_, "logits", logits.data(), logits.size(), (int64_t) logits.size());
+        append_capture(cap_, "logits", last_logits_.data() + row * hp.dec_n_vocab, hp.dec_n_vocab, hp.dec_n_vocab);
     }
     const bool forced = j < forced_.size();
     const int32_t eos = m_->voc.eos_id;

@@ -48,6 +48,8 @@ struct voxtral_timings {
     int64_t n_audio_tokens = 0;
     int64_t n_decoder_calls = 0;
     int64_t n_decoder_positions = 0;
+    int64_t n_draft_positions = 0; // guessed positions verified (speculative decoding)
+    int64_t n_draft_accepted = 0;  // of which taken
 };
 
 class voxtral_stream : public stream {
@@ -84,6 +86,10 @@ private:
     void set_step_mask(int64_t pos0, int n_kv);
     void run_decoder(stream_result & out);
     void decode_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, stream_result & out);
+    std::vector<int32_t> run_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, bool all);
+    void take_output(int64_t pos, int32_t tok, size_t row, stream_result & out);
+    void decode_draft(int n_draft, stream_result & out);
+    int64_t reanchor_soft_limit() const;
     int64_t mel_frames_total() const;  // -1 until finish()
     int64_t audio_tokens_total() const; // -1 until finish()
     int64_t audio_index(int64_t pos) const; // audio token consumed by decoder position `pos`
@@ -115,8 +121,13 @@ private:
         ggml_cgraph * gf = nullptr;
         decoder_graph g;
         int n_kv = 0;
+        int n = 0;
     };
     kept_step step_;
+    kept_step verify_;
+    std::vector<float> last_logits_; // capture: the last decoder call's logits
+    int draft_ = 1;                  // speculative draft length
+    bool speculate_ = true;
     struct kept_audio { // the last audio batch graph whose writes did not wrap
         ggml_cgraph * gf = nullptr;
         conv_graph cg;
