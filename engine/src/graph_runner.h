@@ -20,7 +20,7 @@ struct model_base;
 // Graph slots: slot 0 holds a graph built for one compute; the other slots each keep one graph and
 // its allocation for as long as the caller wants, so a stream can build its steady-state graphs
 // once and recompute them with new inputs (ggml's scheduler keeps one allocation per instance).
-constexpr int GRAPH_SLOTS = 4;
+constexpr int GRAPH_SLOTS = 8;
 
 class graph_runner {
 public:

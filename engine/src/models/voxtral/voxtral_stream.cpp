@@ -24,8 +24,9 @@ constexpr int64_t EMBED_SLOTS = 128;        // audio embeddings the encoder may 
 constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a multiple of this
 constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
 constexpr int SLOT_AUDIO = 2;               // graph slot of the kept audio batch
-constexpr int SLOT_VERIFY = 3;              // graph slot of the kept draft verification
-constexpr int MAX_DRAFT = 15;               // guessed positions verified with the known one
+constexpr int SLOT_VERIFY = 3;              // graph slots of the kept draft verifications, one per size:
+constexpr int DRAFT_SIZES[] = {1, 3, 7, 15}; // guessed positions verified with the known one
+constexpr int MAX_DRAFT = 15;
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -408,7 +409,11 @@ void voxtral_stream::run_decoder(stream_result & out) {
         const int64_t ahead = std::min({std::min(n_avail - 1, last_audio) - audio_index(dec_pos_),
                                         reanchor_soft_limit() - 1 - dec_pos_, (int64_t) draft_});
         if (speculate_ && forced_.empty() && ahead >= 1) {
-            decode_draft((int) ahead, out);
+            int n_draft = DRAFT_SIZES[0]; // the largest draft size that fits: each has its kept graph
+            for (int d : DRAFT_SIZES) {
+                if (d <= ahead) n_draft = d;
+            }
+            decode_draft(n_draft, out);
         } else {
             decode_positions(dec_pos_, 1, {next_input_}, out);
         }
@@ -438,7 +443,7 @@ void voxtral_stream::decode_draft(int n_draft, stream_result & out) {
     }
     timings_.n_draft_positions += n_draft;
     timings_.n_draft_accepted += used - 1;
-    draft_ = used == n ? std::min(MAX_DRAFT, 2 * draft_ + 1) : std::max(1, draft_ / 2);
+    draft_ = used == n ? std::min(MAX_DRAFT, 2 * draft_ + 1) : std::max(1, draft_ / 2); // 1, 3, 7, 15
 }
 
 // Writes the step mask's entries that differ from what the device holds.
@@ -470,7 +475,7 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
 
 // Runs the decoder over positions pos0..pos0+n-1 and returns the argmax at the last one (or at
 // each, `all`). Graphs: a one-position step and a draft verification are kept (slots SLOT_STEP,
-// SLOT_VERIFY) while their shape holds; the prompt is built for one compute.
+// SLOT_VERIFY + draft size) while their shape holds; the prompt is built for one compute.
 std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, bool all) {
     const model_hparams & hp = m_->hp;
     const auto t0 = std::chrono::steady_clock::now();
@@ -480,8 +485,10 @@ std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const st
     ggml_cgraph * gf = nullptr;
     int graph_slot = 0;
     if (n == 1 || all) { // kept: moved to this position while its width still covers the ring
-        kept_step & k = n == 1 ? step_ : verify_;
-        graph_slot = n == 1 ? SLOT_STEP : SLOT_VERIFY;
+        int size_index = 0;
+        while (n > 1 && DRAFT_SIZES[size_index] + 1 != n) ++size_index; // decode_draft uses these sizes
+        kept_step & k = n == 1 ? step_ : verify_[size_index];
+        graph_slot = n == 1 ? SLOT_STEP : SLOT_VERIFY + size_index;
         const int n_kv = dec_ring_.padded_n_kv(STEP_KV_PAD);
         if (reuse_graphs_ && k.gf && k.n_kv == n_kv && k.n == n && dec_ring_.move_writes(k.g.writes, pos0, n)) {
             gf = k.gf;

@@ -124,7 +124,7 @@ private:
         int n = 0;
     };
     kept_step step_;
-    kept_step verify_;
+    kept_step verify_[4]; // per draft size (1, 3, 7, 15 guesses)
     std::vector<float> last_logits_; // capture: the last decoder call's logits
     int draft_ = 1;                  // speculative draft length
     bool speculate_ = true;
