@@ -28,6 +28,7 @@ import re
 import resource
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,32 @@ def job_from_argv(argv: list[str]) -> Job:
 
 def emit(result: Result) -> None:
     print(json.dumps(asdict(result)), flush=True)
+
+
+def emit_timed(
+    engine: str, *, load_s: float, warmup_s: float, t0: float, c0: float, load1: float, **rest: Any
+) -> None:
+    """Emits the Result of a timed run that began at perf_counter ``t0`` / process_time ``c0``: wall
+    and CPU time up to now, memory and the CPU module measured here; ``rest`` are Result's other
+    fields (ids, n_feeds, steps, ...)."""
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    anon, mapped = rss_split_mb()
+    emit(
+        Result(
+            engine=engine,
+            load_s=load_s,
+            warmup_s=warmup_s,
+            wall_s=wall,
+            cpu_s=cpu,
+            maxrss_mb=peak_rss_mb(),
+            rss_anon_mb=anon,
+            rss_file_mb=mapped,
+            load1_before=load1,
+            cpu_variant=loaded_cpu_variant(),
+            **rest,
+        )
+    )
 
 
 def run_child(python: str, script: Path, job: Job, env: dict[str, str], timeout_s: float) -> dict[str, Any]:

@@ -17,14 +17,10 @@ import time
 import numpy as np
 from vs_tcpp_job import (
     Job,
-    Result,
     blocks,
-    emit,
+    emit_timed,
     job_from_argv,
     load_audio,
-    loaded_cpu_variant,
-    peak_rss_mb,
-    rss_split_mb,
 )
 
 from captionist.engine import Model, Stream, StreamEvent
@@ -84,26 +80,17 @@ def main(argv: list[str]) -> int:
         ids, steps, eos = _stream(m, job, pcm, record=job.record_steps)
     else:
         ids, eos = _offline(m, job, pcm)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    anon, mapped = rss_split_mb()
-    emit(
-        Result(
-            engine="ours",
-            load_s=load_s,
-            warmup_s=warmup_s,
-            wall_s=wall,
-            cpu_s=cpu,
-            maxrss_mb=peak_rss_mb(),
-            rss_anon_mb=anon,
-            rss_file_mb=mapped,
-            load1_before=load1,
-            cpu_variant=loaded_cpu_variant(),
-            ids=ids,
-            n_feeds=len(blocks(pcm, job.feed_ms)) if job.mode == "stream" else 1,
-            steps=steps,
-            eos_after=eos,
-        )
+    emit_timed(
+        "ours",
+        load_s=load_s,
+        warmup_s=warmup_s,
+        t0=t0,
+        c0=c0,
+        load1=load1,
+        ids=ids,
+        n_feeds=len(blocks(pcm, job.feed_ms)) if job.mode == "stream" else 1,
+        steps=steps,
+        eos_after=eos,
     )
     return 0
 

@@ -22,15 +22,11 @@ import numpy as np
 import transcribe_cpp as tc
 from vs_tcpp_job import (
     Job,
-    Result,
     blocks,
-    emit,
+    emit_timed,
     ids_from_text,
     job_from_argv,
     load_audio,
-    loaded_cpu_variant,
-    peak_rss_mb,
-    rss_split_mb,
 )
 
 OFFLINE_DELAY_TOKENS = 30  # transcribe.cpp 0.4.1's run() (checked against the reference ids)
@@ -80,26 +76,17 @@ def main(argv: list[str]) -> int:
         ids, steps, n_feeds = _stream(session, job, pcm, record=job.record_steps)
     else:
         ids = ids_from_text(session.run(pcm).text)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    anon, mapped = rss_split_mb()
-    emit(
-        Result(
-            engine="transcribe.cpp",
-            load_s=load_s,
-            warmup_s=warmup_s,
-            wall_s=wall,
-            cpu_s=cpu,
-            maxrss_mb=peak_rss_mb(),
-            rss_anon_mb=anon,
-            rss_file_mb=mapped,
-            load1_before=load1,
-            cpu_variant=loaded_cpu_variant(),
-            ids=ids,
-            n_feeds=n_feeds,
-            steps=steps,
-            notes=notes,
-        )
+    emit_timed(
+        "transcribe.cpp",
+        load_s=load_s,
+        warmup_s=warmup_s,
+        t0=t0,
+        c0=c0,
+        load1=load1,
+        ids=ids,
+        n_feeds=n_feeds,
+        steps=steps,
+        notes=notes,
     )
     return 0
 

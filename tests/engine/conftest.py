@@ -100,3 +100,14 @@ def load_and_run(path: Path, n_samples: int = 3200) -> None:
     s = m.stream()
     s.feed((np.random.default_rng(0).standard_normal(n_samples) * 0.01).astype(np.float32))
     s.finish()
+
+
+def speechy(seconds: float, seed: int = 0) -> np.ndarray:
+    """A voiced, gated tone with a little noise: enough structure for the models to emit tokens."""
+    rng = np.random.default_rng(seed)
+    sr = engine.SAMPLE_RATE
+    t = np.arange(int(sr * seconds)) / sr
+    tone = np.sin(2 * np.pi * (180 + 60 * np.sin(2 * np.pi * 0.7 * t)) * t)
+    return (0.3 * tone * (np.sin(2 * np.pi * 2.5 * t) > 0) + 0.02 * rng.standard_normal(t.size)).astype(
+        np.float32
+    )

@@ -12,17 +12,10 @@ import pytest
 
 from captionist import engine
 
+from .conftest import speechy
+
 SR = 16000
 MODELS = ("nemotron_tiny_ctx", "parakeet_eou_tiny_ctx")
-
-
-def speechy(seconds: float, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(SR * seconds)) / SR
-    tone = np.sin(2 * np.pi * (180 + 60 * np.sin(2 * np.pi * 0.7 * t)) * t)
-    return (0.3 * tone * (np.sin(2 * np.pi * 2.5 * t) > 0) + 0.02 * rng.standard_normal(t.size)).astype(
-        np.float32
-    )
 
 
 @pytest.mark.parametrize("model", MODELS)
