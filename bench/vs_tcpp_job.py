@@ -29,6 +29,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,12 +126,23 @@ def emit(result: Result) -> None:
     print(json.dumps(asdict(result)), flush=True)
 
 
-def emit_timed(
-    engine: str, *, load_s: float, warmup_s: float, t0: float, c0: float, load1: float, **rest: Any
+def run_job(
+    job: Job, engine: str, load: Callable[[], Any], run: Callable[[Any, np.ndarray, bool], dict[str, Any]]
 ) -> None:
-    """Emits the Result of a timed run that began at perf_counter ``t0`` / process_time ``c0``: wall
-    and CPU time up to now, memory and the CPU module measured here; ``rest`` are Result's other
-    fields (ids, n_feeds, steps, ...)."""
+    """The run protocol both children follow, and its Result emitted: ``load()`` (timed) gives the
+    loaded engine, ``run(engine, pcm, timed)`` runs once on the warm-up audio (timed as warm-up) and
+    once on the clip (timed: wall and CPU time, then memory and the CPU module measured here) and
+    returns Result's remaining fields (ids, n_feeds, steps, ...)."""
+    warm, pcm = load_audio(job)
+    t0 = time.perf_counter()
+    loaded = load()
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run(loaded, warm, False)
+    warmup_s = time.perf_counter() - t0
+    load1 = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
+    fields = run(loaded, pcm, True)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     anon, mapped = rss_split_mb()
@@ -146,7 +158,7 @@ def emit_timed(
             rss_file_mb=mapped,
             load1_before=load1,
             cpu_variant=loaded_cpu_variant(),
-            **rest,
+            **fields,
         )
     )
 

@@ -10,17 +10,15 @@ CPU variant where the engine supports it; the loaded one is reported either way.
 
 from __future__ import annotations
 
-import os
 import sys
-import time
+from typing import Any
 
 import numpy as np
 from vs_tcpp_job import (
     Job,
     blocks,
-    emit_timed,
     job_from_argv,
-    load_audio,
+    run_job,
 )
 
 from captionist.engine import Model, Stream, StreamEvent
@@ -61,37 +59,15 @@ def _offline(m: Model, job: Job, pcm: np.ndarray) -> tuple[list[int], list[int] 
 
 def main(argv: list[str]) -> int:
     job = job_from_argv(argv)
-    warm, pcm = load_audio(job)
-    t0 = time.perf_counter()
-    m = Model(job.model, backend="cpu", n_threads=job.threads)
-    load_s = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    if job.mode == "stream":
-        _stream(m, job, warm, record=False)
-    else:
-        _offline(m, job, warm)
-    warmup_s = time.perf_counter() - t0
-
-    load1 = os.getloadavg()[0]
-    t0, c0 = time.perf_counter(), time.process_time()
-    steps: list[int] = []
-    if job.mode == "stream":
-        ids, steps, eos = _stream(m, job, pcm, record=job.record_steps)
-    else:
+    def run(m: Model, pcm: np.ndarray, timed: bool) -> dict[str, Any]:
+        if job.mode == "stream":
+            ids, steps, eos = _stream(m, job, pcm, record=timed and job.record_steps)
+            return {"ids": ids, "n_feeds": len(blocks(pcm, job.feed_ms)), "steps": steps, "eos_after": eos}
         ids, eos = _offline(m, job, pcm)
-    emit_timed(
-        "ours",
-        load_s=load_s,
-        warmup_s=warmup_s,
-        t0=t0,
-        c0=c0,
-        load1=load1,
-        ids=ids,
-        n_feeds=len(blocks(pcm, job.feed_ms)) if job.mode == "stream" else 1,
-        steps=steps,
-        eos_after=eos,
-    )
+        return {"ids": ids, "n_feeds": 1, "eos_after": eos}
+
+    run_job(job, "ours", lambda: Model(job.model, backend="cpu", n_threads=job.threads), run)
     return 0
 
 

@@ -13,9 +13,7 @@ file's default delay. The model's text spells the emitted ids (``--id-vocab`` ex
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -23,10 +21,9 @@ import transcribe_cpp as tc
 from vs_tcpp_job import (
     Job,
     blocks,
-    emit_timed,
     ids_from_text,
     job_from_argv,
-    load_audio,
+    run_job,
 )
 
 OFFLINE_DELAY_TOKENS = 30  # transcribe.cpp 0.4.1's run() (checked against the reference ids)
@@ -56,38 +53,19 @@ def main(argv: list[str]) -> int:
     notes = []
     if job.mode == "offline" and job.delay_tokens != OFFLINE_DELAY_TOKENS:
         notes.append(f"run() ignores delay {job.delay_tokens}: it always decodes at {OFFLINE_DELAY_TOKENS}")
-    warm, pcm = load_audio(job)
-    t0 = time.perf_counter()
-    model = tc.Model(job.model, backend="cpu")
-    session = model.session(n_threads=job.threads, kv_type=job.their_kv_type)
-    load_s = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    if job.mode == "stream":
-        _stream(session, job, warm, record=False)
-    else:
-        session.run(warm)
-    warmup_s = time.perf_counter() - t0
+    def load() -> tuple[Any, Any]:
+        model = tc.Model(job.model, backend="cpu")
+        return model, model.session(n_threads=job.threads, kv_type=job.their_kv_type)
 
-    load1 = os.getloadavg()[0]
-    t0, c0 = time.perf_counter(), time.process_time()
-    n_feeds, steps = 1, []
-    if job.mode == "stream":
-        ids, steps, n_feeds = _stream(session, job, pcm, record=job.record_steps)
-    else:
-        ids = ids_from_text(session.run(pcm).text)
-    emit_timed(
-        "transcribe.cpp",
-        load_s=load_s,
-        warmup_s=warmup_s,
-        t0=t0,
-        c0=c0,
-        load1=load1,
-        ids=ids,
-        n_feeds=n_feeds,
-        steps=steps,
-        notes=notes,
-    )
+    def run(loaded: tuple[Any, Any], pcm: np.ndarray, timed: bool) -> dict[str, Any]:
+        session = loaded[1]
+        if job.mode == "stream":
+            ids, steps, n_feeds = _stream(session, job, pcm, record=timed and job.record_steps)
+            return {"ids": ids, "n_feeds": n_feeds, "steps": steps, "notes": notes}
+        return {"ids": ids_from_text(session.run(pcm).text), "n_feeds": 1, "notes": notes}
+
+    run_job(job, "transcribe.cpp", load, run)
     return 0
 
 
