@@ -89,4 +89,11 @@ private:
 
 constexpr size_t GRAPH_MAX_NODES = 16384;
 
+// Moves a view in a kept graph to `offs` bytes into the tensor it views (its data follows), e.g. a
+// cache write to the next position's slot: the graph is recomputed without being rebuilt.
+inline void move_view(ggml_tensor * t, size_t offs) {
+    t->view_offs = offs;
+    t->data = (char *) t->view_src->data + offs;
+}
+
 } // namespace captionist

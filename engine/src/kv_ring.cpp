@@ -1,5 +1,7 @@
 #include "kv_ring.h"
 
+#include "graph_runner.h"
+
 #include <ggml-alloc.h>
 
 #include <algorithm>
@@ -126,9 +128,7 @@ bool kv_ring::move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos
         ggml_tensor * t = writes[i];
         ggml_tensor * root = t->view_src;
         const bool transposed_value = (i % 4) >= 2 && !value_rows_;
-        const size_t offs = (size_t) slot * (transposed_value ? ggml_element_size(root) : root->nb[1]);
-        t->view_offs = offs;
-        t->data = (char *) root->data + offs;
+        move_view(t, (size_t) slot * (transposed_value ? ggml_element_size(root) : root->nb[1]));
     }
     return true;
 }

@@ -2,6 +2,7 @@
 
 #include "fc_model.h"
 #include "fc_state.h"
+#include "graph_runner.h"
 
 #include <ggml-backend.h>
 
@@ -296,8 +297,7 @@ bool fc_move_ring_views(const fc_encoder_graph & g, const fc_state & state, int6
         case fc_ring_role::FC_RING_K_WINDOW: offs = (size_t) a * root->nb[1]; break;
         case fc_ring_role::FC_RING_V_WINDOW: offs = (size_t) a * ggml_element_size(root); break;
         }
-        v.t->view_offs = offs;
-        v.t->data = (char *) root->data + offs;
+        move_view(v.t, offs);
     }
     return true;
 }

@@ -25,8 +25,8 @@ constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a
 constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
 constexpr int SLOT_AUDIO = 2;               // graph slot of the kept audio batch
 constexpr int SLOT_VERIFY = 3;              // graph slots of the kept draft verifications, one per size:
-constexpr int DRAFT_SIZES[] = {1, 3, 7, 15}; // guessed positions verified with the known one
-constexpr int MAX_DRAFT = 15;
+constexpr int DRAFT_SIZES[voxtral_stream::N_DRAFT_SIZES] = {1, 3, 7, 15}; // guesses verified with the known input
+constexpr int MAX_DRAFT = DRAFT_SIZES[voxtral_stream::N_DRAFT_SIZES - 1];
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -289,15 +289,12 @@ void voxtral_stream::run_audio_batches() {
         if (reuse_graphs_ && audio_.gf && audio_.k == k && audio_.n_kv == n_kv && one_run &&
             enc_ring_.move_writes(audio_.g.writes, enc_pos_, (int) n_enc)) {
             gf = audio_.gf;
-            for (ggml_tensor * t : audio_.embed_writes) {
-                t->view_offs = (size_t) e0 * t->view_src->nb[1];
-                t->data = (char *) t->view_src->data + t->view_offs;
-            }
+            for (ggml_tensor * t : audio_.embed_writes) move_view(t, (size_t) e0 * t->view_src->nb[1]);
         } else {
             const int cap = enc_ring_.capacity();
             const bool keep = one_run && enc_pos_ % cap + n_enc <= cap;
             graph_slot = keep ? SLOT_AUDIO : 0;
-            if (keep) audio_.gf = nullptr;
+            if (keep) audio_.gf = nullptr; // begin() frees its graph: never left dangling if the build throws
             kept_audio fresh;
             ggml_context * ctx = runner_.begin(graph_slot);
             gf = runner_.new_graph(ctx);
@@ -504,21 +501,19 @@ std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const st
             k.n = n;
         }
         g = &k.g;
-        if (n == 1) {
-            set_step_mask(pos0, n_kv);
-        } else {
-            std::vector<ggml_fp16_t> mask((size_t) n_kv * n);
-            dec_ring_.fill_mask(pos0, n, n_kv, mask.data());
-            runner_.set(g->mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
-        }
     } else { // the prompt
         ggml_context * ctx = runner_.begin();
         gf = runner_.new_graph(ctx);
         fresh = build_decoder_graph(ctx, gf, *m_, dec_ring_, dstate_, n, pos0, dec_ring_.n_used());
         runner_.alloc(gf);
-        std::vector<ggml_fp16_t> mask((size_t) dec_ring_.n_used() * n);
-        dec_ring_.fill_mask(pos0, n, dec_ring_.n_used(), mask.data());
-        runner_.set(fresh.mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
+    }
+    const int n_kv = (int) g->mask->ne[0];
+    if (n == 1) {
+        set_step_mask(pos0, n_kv);
+    } else {
+        std::vector<ggml_fp16_t> mask((size_t) n_kv * n);
+        dec_ring_.fill_mask(pos0, n, n_kv, mask.data());
+        runner_.set(g->mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
     }
 
     runner_.set(g->ids, ids.data(), (size_t) n * sizeof(int32_t));

@@ -54,6 +54,8 @@ struct voxtral_timings {
 
 class voxtral_stream : public stream {
 public:
+    static constexpr int N_DRAFT_SIZES = 4; // speculative drafts of 1, 3, 7 or 15 guesses
+
     voxtral_stream(std::shared_ptr<const voxtral_model> m, const stream_options & opts);
     voxtral_stream(const voxtral_stream &) = delete;
     voxtral_stream & operator=(const voxtral_stream &) = delete;
@@ -124,7 +126,7 @@ private:
         int n = 0;
     };
     kept_step step_;
-    kept_step verify_[4]; // per draft size (1, 3, 7, 15 guesses)
+    kept_step verify_[N_DRAFT_SIZES]; // per draft size (1, 3, 7, 15 guesses)
     std::vector<float> last_logits_; // capture: the last decoder call's logits
     int draft_ = 1;                  // speculative draft length
     bool speculate_ = true;
