@@ -269,14 +269,22 @@ def assemble(
         spans.append(WordSpan(word, pos, pos + w.size))
         pos += w.size
     pieces.append(np.zeros(gap(TAIL_GAP_S), dtype=np.float32))
-    audio = np.concatenate(pieces)
+    return finish(rng, np.concatenate(pieces), spans), tuple(spans)
+
+
+def finish(rng: np.random.Generator, audio: np.ndarray, spans: list[WordSpan] | tuple[WordSpan, ...],
+           noise: bool = True) -> np.ndarray:  # fmt: skip
+    """An utterance's overall level (a random peak in ``PEAK``) and white noise at a random SNR
+    over its word spans (``SNR_DB``, never below ``NOISE_FLOOR``); ``noise=False`` keeps its
+    silences digital (what a PulseAudio monitor gives between sounds)."""
     peak = rng.uniform(*PEAK)
-    audio *= peak / max(float(np.abs(audio).max()), 1e-9)
+    audio = audio * (peak / max(float(np.abs(audio).max()), 1e-9))
     speech = np.concatenate([audio[w.start : w.end] for w in spans]) if spans else audio
     speech_rms = float(np.sqrt(np.mean(speech**2)))
     noise_rms = max(speech_rms * 10.0 ** (-rng.uniform(*SNR_DB) / 20.0), NOISE_FLOOR)
-    audio += (noise_rms * rng.standard_normal(audio.size)).astype(np.float32)
-    return np.clip(audio, -1.0, 1.0).astype(np.float32), tuple(spans)
+    if noise:
+        audio += (noise_rms * rng.standard_normal(audio.size)).astype(np.float32)
+    return np.clip(audio, -1.0, 1.0).astype(np.float32)
 
 
 def stream_targets(utt: Utterance, delay_tokens: int) -> StreamTargets:
