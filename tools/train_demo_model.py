@@ -2,7 +2,7 @@
 
 Dev-only: needs the `reference` extra (torch==2.13.0, transformers) and espeak-ng. Seeded (data,
 initialisation, delays). Run from the repository root; the shipped model is the first command
-(about 57 minutes on 2 cores)::
+(about 60 minutes on 2 cores)::
 
     python tools/train_demo_model.py
     python tools/train_demo_model.py --steps 200 --out /tmp/demo.gguf   # a quick smoke run
@@ -21,10 +21,17 @@ alignment convention): one target per 80 ms slot, [STREAMING_PAD] while waiting,
 on the first slot at or after the word's end, shifted by the delay, EOS on the first right-pad
 slot. Each batch uses one delay (the model takes one ``num_delay_tokens`` per call), drawn from
 ``TRAIN_DELAYS`` after a short curriculum (``draw_delay``), so one model serves every delay the app
-offers. Utterances come from a ``WordBank`` of 364 named training voices (7 accents x 52 variants,
-two speed/pitch settings each) and 1,024 speakers with random espeak-ng variants on the same
-accents (``tools/demo_voices.py``), 1 to 16 words each, one word count per batch
-(``WordBank.batch``); held-out voices and the held-out word sequences never appear. The exported
+offers. The speakers are 364 named training voices (7 accents x 52 variants, two speed/pitch
+settings each) and 1,024 with random espeak-ng variants on the same accents
+(``tools/demo_voices.py``). ``--sentence-share`` of the batches are connected speech: whole
+espeak-ng sentences of 1 to 14 words, word spans from espeak-ng's own word events
+(``tools/demo_sentences.py``), at 130-230 words per minute, now and then with a comma's pause or
+an extra word gap; the rest are words spoken one at a time and joined with gaps (a ``WordBank``,
+1 to 16 words); one word count per batch. ``--soundcard`` of all utterances are then heard
+through a random sound card, room and capture path (``tools/demo_soundcard.py``: band limits and
+EQ, reverberation, coloured noise, gain and clipping, round trips through 44.1/48 kHz with
+different resamplers and the capture path's block sizes). Held-out voices, the held-out word
+and sentence sequences and the phrases the README checks never appear. The exported
 weights are an exponential moving average (``--ema``) over the second half of training; the last
 weights go to ``<work>/last.gguf`` (measured: 4.1 % held-out WER at 480 ms against 4.5 %).
 
@@ -62,6 +69,8 @@ from tools.demo_data import (  # noqa: E402
     stream_targets,
     teacher_forcing,
 )
+from tools.demo_sentences import SentenceSource, Voice, heldout_sentence, heldout_sentence_words  # noqa: E402
+from tools.demo_soundcard import augment  # noqa: E402
 from tools.demo_vocab import (  # noqa: E402
     BOS_ID,
     EOS_ID,
@@ -70,6 +79,7 @@ from tools.demo_vocab import (  # noqa: E402
     word_token_id,
     write_tekken,
 )
+from tools.espeak_events import EspeakPool  # noqa: E402
 
 DEFAULT_OUT = ROOT / "app" / "captionist" / "models_data" / "demo.gguf"
 AUDIO = dict(hidden_size=128, num_hidden_layers=3, num_attention_heads=4, head_dim=32,
@@ -86,6 +96,12 @@ DECODER_ROPE_THETA = 1e2
 # Delays (in 80 ms tokens) the app offers: 80..1200 ms and 2400 ms. 3, 6 and 12 (240/480/960 ms)
 # are the evaluated ones and come up twice as often.
 HELDOUT_RESERVED = 1000  # held-out evaluation sequences training must never speak (eval uses <= this)
+# Phrases the README and the end-to-end tests expect word for word: never spoken in training either.
+CHECKED_PHRASES = (
+    "hello world one two three",
+    "hello world start captions one two three four left right up down okay next stop",
+    "hello world start captions one two three stop",
+)
 TRAIN_DELAYS = list(range(1, 16)) + [30, 3, 6, 12]
 
 
@@ -259,6 +275,22 @@ def draw_delay(rng: np.random.Generator, step: int, warmup_steps: int) -> int:
     return int(rng.choice(TRAIN_DELAYS))
 
 
+def never_spoken() -> set[tuple[str, ...]]:
+    """Word sequences training must not speak: held-out word-by-word and sentence sequences and
+    the phrases the README and the end-to-end tests check."""
+    out = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
+    out |= {heldout_sentence_words(i) for i in range(HELDOUT_RESERVED)}
+    return out | {tuple(p.split()) for p in CHECKED_PHRASES}
+
+
+def training_batch(rng: np.random.Generator, bank: WordBank, sentences: SentenceSource, size: int,
+                   sentence_share: float, soundcard: float) -> list[Utterance]:  # fmt: skip
+    """One batch: connected sentences (``sentence_share`` of the batches) or word-by-word
+    utterances, each then heard through a random sound card and room (``soundcard`` of them)."""
+    utts = sentences.batch(rng, size) if rng.random() < sentence_share else bank.batch(rng, size)
+    return [augment(rng, u) if rng.random() < soundcard else u for u in utts]
+
+
 def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
@@ -303,9 +335,25 @@ def main() -> None:
     ap.add_argument("--ada-gain", type=float, default=1.0,
                     help="init gain of the delay conditioning (0: transformers' default)")  # fmt: skip
     ap.add_argument("--guide-heads", default="0", help="guided layer-1 heads, e.g. 0,2")
-    ap.add_argument("--ema", type=float, default=0.998,
-                    help="decay of the exported moving average of the weights (0: export the last weights)")
+    ap.add_argument(
+        "--ema",
+        type=float,
+        default=0.998,
+        help="decay of the exported moving average of the weights (0: export the last weights)",
+    )
     ap.add_argument("--ema-start", type=float, default=0.5, help="share of the steps before averaging starts")
+    ap.add_argument(
+        "--sentence-share",
+        type=float,
+        default=0.55,
+        help="share of batches of connected sentences (the rest: words spoken one at a time)",
+    )
+    ap.add_argument(
+        "--soundcard",
+        type=float,
+        default=0.6,
+        help="share of utterances heard through a random sound card, room and resampler",
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--per-voice", type=int, default=2, help="(speed, pitch) settings per training voice")
     ap.add_argument("--random-voices", type=int, default=1024,
@@ -323,7 +371,10 @@ def main() -> None:
                           random_voices=args.random_voices)  # fmt: skip
     print(f"word bank: {len(bank.speakers)} speakers in {time.monotonic() - t0:.0f} s", flush=True)
     batcher = Batcher()
-    bank.exclude = {heldout_words(i) for i in range(HELDOUT_RESERVED)}
+    bank.exclude = never_spoken()
+    pool = EspeakPool()
+    voices = [Voice(sp.voice, sp.speed, sp.pitch, sp.data_path) for sp in bank.speakers]
+    sentences = SentenceSource(voices, pool, bank.exclude)
     rng = np.random.default_rng([args.seed, 3])
     if args.init_from is None:
         model = build_model(args.seed)
@@ -342,7 +393,7 @@ def main() -> None:
     ema_from = int(args.ema_start * args.steps)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params / 1e6:.2f} M parameters", flush=True)
-    held = [heldout_utterance(i) for i in range(24)]
+    held = [heldout_utterance(i) for i in range(12)] + [heldout_sentence(i, pool) for i in range(12)]
     aux_head = AuxHead(model)
     guide = LookBackGuide(model, tuple(int(h) for h in args.guide_heads.split(",")))
     params = list(model.parameters()) + list(aux_head.parameters())
@@ -353,7 +404,8 @@ def main() -> None:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
         d = draw_delay(rng, step, args.curriculum)
-        batch = batcher(bank.batch(rng, args.batch), d)
+        utts = training_batch(rng, bank, sentences, args.batch, args.sentence_share, args.soundcard)
+        batch = batcher(utts, d)
         loss, stats = loss_and_stats(model, batch)
         aux_loss = aux_head.loss(batch["aux_labels"], batch["dense_labels"])
         guide_loss = guide.loss(d)
@@ -383,6 +435,7 @@ def main() -> None:
             model.eval()
             export(model, args.work / f"step{step + 1}", args.work / f"step{step + 1}.gguf")
             model.train()
+    pool.close()
     final = model
     if ema is not None:
         final = ema.module
