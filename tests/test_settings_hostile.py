@@ -8,7 +8,8 @@ from dataclasses import asdict
 import pytest
 
 from captionist import paths
-from captionist.settings import Settings, load_settings, save_settings
+from captionist.settings import Settings, ShortcutSettings, load_settings, save_settings
+from captionist.shortcut_keys import ShortcutAction
 
 
 def write(content: bytes) -> None:
@@ -103,3 +104,83 @@ def test_valid_settings_round_trip_without_a_notice_or_copy() -> None:
     assert result.notice is None and result.settings == s
     assert isinstance(result.settings.silence_warning_s, float)
     assert not paths.settings_file().with_name("settings.json.bad").exists()
+
+
+def test_each_bad_shortcut_falls_back_alone() -> None:
+    shortcuts = {
+        "enabled": "yes",
+        "start_stop": "Ctrl+A, Ctrl+B",  # two combinations in a row
+        "show_overlay": 5,
+        "click_through": "Ctrl+Alt+K",  # valid: kept
+    }
+    write(json.dumps({"shortcuts": shortcuts}).encode())
+    result = load_settings()
+    s, d = result.settings.shortcuts, ShortcutSettings()
+    assert (s.enabled, s.start_stop, s.show_overlay, s.click_through) == (
+        d.enabled,
+        d.start_stop,
+        d.show_overlay,
+        "Ctrl+Alt+K",
+    )
+    assert result.notice is not None
+    for name in ["shortcuts.enabled", "shortcuts.start_stop", "shortcuts.show_overlay"]:
+        assert name in result.notice
+    assert "shortcuts.click_through" not in result.notice
+
+
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        "T",
+        "Ctrl+Alt+Banana",
+        "Ctrl+Shift+1",
+        "Ctrl+Num+5",
+        "Ctrl+\u0000",
+        "Ctrl+Alt+" + "K" * 100,
+        None,
+        ["x"],
+    ],
+)
+def test_a_shortcut_no_platform_can_use_takes_its_default(sequence: object) -> None:
+    write(json.dumps({"shortcuts": {"click_through": sequence}}).encode())
+    result = load_settings()
+    assert result.settings.shortcuts == ShortcutSettings()
+    assert result.notice is not None and "shortcuts.click_through" in result.notice
+
+
+def test_shortcuts_that_clash_all_take_their_defaults() -> None:
+    """Each is valid alone; together one would fire the other, so none of them is kept."""
+    shortcuts = {"enabled": False, "start_stop": "Ctrl+Alt+K", "show_overlay": "Ctrl+Alt+Shift+K"}
+    write(json.dumps({"shortcuts": shortcuts}).encode())
+    result = load_settings()
+    assert result.settings.shortcuts == ShortcutSettings(enabled=False)
+    assert result.notice is not None and result.notice.startswith("ignored invalid settings: shortcuts;")
+
+
+def test_shortcuts_not_an_object_give_the_defaults() -> None:
+    write(json.dumps({"shortcuts": ["Ctrl+Alt+K"]}).encode())
+    result = load_settings()
+    assert result.settings.shortcuts == ShortcutSettings()
+    assert result.notice is not None and "shortcuts" in result.notice
+
+
+def test_shortcuts_round_trip_including_none_for_an_action() -> None:
+    s = Settings()
+    s.shortcuts.enabled = False
+    s.shortcuts.set_key(ShortcutAction.START_STOP, "")  # no shortcut for it
+    s.shortcuts.set_key(ShortcutAction.CLICK_THROUGH, "Meta+F9")
+    save_settings(s)
+    result = load_settings()
+    assert result.notice is None and result.settings == s
+    assert result.settings.shortcuts.keys() == {
+        ShortcutAction.START_STOP: "",
+        ShortcutAction.SHOW_OVERLAY: "Ctrl+Alt+Shift+O",
+        ShortcutAction.CLICK_THROUGH: "Meta+F9",
+    }
+
+
+def test_a_file_from_before_shortcuts_gets_them_on_without_a_notice() -> None:
+    write(json.dumps({"backend": "cpu", "overlay": {"lines": 3}}).encode())
+    result = load_settings()
+    assert result.notice is None and result.settings.shortcuts == ShortcutSettings()
+    assert result.settings.shortcuts.enabled

@@ -11,10 +11,10 @@ Usage::
 
 Upgrades: unknown keys in the file are kept untouched (so a newer version's settings survive a
 downgrade) and missing keys take their defaults. Every field is validated on its own (type and
-range: ``_RULES``); one that is unusable takes its default and the rest are kept. A file that
-cannot be read at all (not UTF-8, not JSON, nested too deeply, not an object) gives all defaults.
-``LoadResult.notice`` says what happened, and a copy of a bad file is kept beside it as
-``settings.json.bad``.
+range: ``_RULES``); one that is unusable takes its default and the rest are kept (global shortcuts
+that are each valid but clash take their defaults together). A file that cannot be read at all
+(not UTF-8, not JSON, nested too deeply, not an object) gives all defaults. ``LoadResult.notice``
+says what happened, and a copy of a bad file is kept beside it as ``settings.json.bad``.
 
 Latency and language are remembered per model, keyed by the model's file name (a model offers
 its own choices). Files from before that hold one ``delay_ms`` (Voxtral's delay, then the only
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from captionist import paths
+from captionist.shortcut_keys import DEFAULT_KEYS, MAX_SEQUENCE_CHARS, ShortcutAction, find_clash, to_pynput
 from captionist.transcript.render import FORMATS
 
 if TYPE_CHECKING:
@@ -63,6 +64,22 @@ class OverlaySettings:
 
 
 @dataclass
+class ShortcutSettings:
+    """Global shortcuts: on or off, and one Qt key sequence per ``ShortcutAction`` ("" for none)."""
+
+    enabled: bool = True
+    start_stop: str = DEFAULT_KEYS[ShortcutAction.START_STOP]
+    show_overlay: str = DEFAULT_KEYS[ShortcutAction.SHOW_OVERLAY]
+    click_through: str = DEFAULT_KEYS[ShortcutAction.CLICK_THROUGH]
+
+    def keys(self) -> dict[ShortcutAction, str]:
+        return {action: getattr(self, action.value) for action in ShortcutAction}
+
+    def set_key(self, action: ShortcutAction, sequence: str) -> None:
+        setattr(self, action.value, sequence)
+
+
+@dataclass
 class Settings:
     schema: int = SCHEMA_VERSION
     sources: list[str] = field(default_factory=list)  # device ids ("pa:3", "pulse:null.monitor")
@@ -76,6 +93,7 @@ class Settings:
     transcript_timestamps: bool = True
     silence_warning_s: float = 10.0
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
+    shortcuts: ShortcutSettings = field(default_factory=ShortcutSettings)
     first_run_done: bool = False
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
 
@@ -149,6 +167,16 @@ def _is_geometry(v: Any) -> bool:
     return abs(x) <= MAX_COORD and abs(y) <= MAX_COORD and 1 <= w <= MAX_COORD and 1 <= h <= MAX_COORD
 
 
+def _is_key_sequence(v: Any) -> bool:
+    """A global shortcut this platform can use, or "" (none)."""
+    if not _is_text(MAX_SEQUENCE_CHARS)(v):
+        return False
+    try:
+        return v == "" or bool(to_pynput(v))
+    except ValueError:
+        return False
+
+
 def _is_text_list(v: Any) -> bool:
     return isinstance(v, list) and len(v) <= 64 and all(_is_text(200)(x) for x in v)
 
@@ -184,7 +212,11 @@ _RULES: dict[str, Rule] = {
     "overlay.position": _is_one_of(*OVERLAY_POSITIONS),
     "overlay.click_through": _is_bool,
     "overlay.visible": _is_bool,
+    "shortcuts.enabled": _is_bool,
+    **{f"shortcuts.{action.value}": _is_key_sequence for action in ShortcutAction},
 }
+# Settings grouped in a dataclass of their own: the field -> its class (each of its fields has a rule).
+_GROUPS: dict[str, type] = {"overlay": OverlaySettings, "shortcuts": ShortcutSettings}
 # Mapping settings (string keys): the rule for each value.
 _MAP_RULES: dict[str, Rule] = {
     "latency_ms": _is_int(0, MAX_LATENCY_MS),
@@ -216,9 +248,9 @@ def _merge(cls: type, data: dict[str, Any], problems: list[str], prefix: str = "
         if f.name == "extra" or f.name not in data:
             continue
         value = data[f.name]
-        if f.name == "overlay":
+        if name in _GROUPS:
             if isinstance(value, dict):
-                kwargs[f.name] = _merge(OverlaySettings, value, problems, prefix="overlay.")
+                kwargs[f.name] = _merge(_GROUPS[name], value, problems, prefix=f"{name}.")
             else:
                 problems.append(name)
         elif name in _MAP_RULES:
@@ -234,6 +266,9 @@ def _merge(cls: type, data: dict[str, Any], problems: list[str], prefix: str = "
         else:
             problems.append(name)
     obj = cls(**kwargs)
+    if cls is ShortcutSettings and find_clash(obj.keys()):  # each is valid, together they are not
+        obj = ShortcutSettings(enabled=obj.enabled)
+        problems.append(prefix.rstrip("."))
     if cls is Settings:
         known = {f.name for f in fields(cls)}
         obj.extra = {k: v for k, v in data.items() if k not in known and _depth_within(v, MAX_EXTRA_DEPTH)}
