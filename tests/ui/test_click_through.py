@@ -59,3 +59,37 @@ def test_the_hint_is_drawn_on_the_overlay(qtbot) -> None:
     after = overlay.grab().toImage()
     assert before.pixelColor(20, 14).alpha() == 0
     assert after.pixelColor(20, 14).alpha() > 200
+
+
+def test_the_hint_names_the_global_shortcut_while_one_works(qtbot) -> None:
+    from captionist.settings import OverlaySettings
+    from captionist.ui.overlay import CaptionOverlay
+
+    overlay = CaptionOverlay(OverlaySettings())
+    qtbot.addWidget(overlay)
+    overlay.set_global_shortcut("Ctrl+Alt+Shift+T")
+    overlay.set_click_through(True)
+    assert overlay.hint_text() == "Click-through on — press Ctrl+Alt+Shift+T to turn it off"
+    overlay.set_click_through(False)
+    assert overlay.hint_text() == "Click-through off — drag to move, corner to resize"
+    overlay.set_global_shortcut(None)  # global shortcuts stopped: the ways that are left
+    overlay.set_click_through(True)
+    assert (
+        overlay.hint_text()
+        == f"Click-through on — turn it off from the tray menu or {CLICK_THROUGH_SHORTCUT}"
+    )
+
+
+def test_a_hint_wider_than_the_overlay_stays_inside_it(qtbot) -> None:
+    from captionist.settings import OverlaySettings
+    from captionist.ui.overlay import CaptionOverlay
+
+    overlay = CaptionOverlay(OverlaySettings(background_opacity=0.0, shadow=False, outline=False))
+    qtbot.addWidget(overlay)
+    overlay.resize(220, 120)
+    overlay.set_global_shortcut("Ctrl+Alt+Shift+T")
+    overlay.set_click_through(True)
+    image = overlay.grab().toImage()
+    assert image.pixelColor(20, 14).alpha() > 200  # the hint box is drawn ...
+    right = [image.pixelColor(x, 14).alpha() for x in range(image.width() - 4, image.width())]
+    assert right == [0, 0, 0, 0]  # ... and ends inside the overlay (elided), not cut off at its edge

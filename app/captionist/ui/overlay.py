@@ -5,6 +5,7 @@ Usage::
     overlay = CaptionOverlay(settings.overlay)     # OverlaySettings, edited in place
     controller.caption.connect(overlay.show_update)
     overlay.set_click_through(True)                # mouse passes through; tray / shortcut undoes it
+    overlay.set_global_shortcut("Ctrl+Alt+Shift+T")  # the way back that the click-through hint names
     overlay.apply_position("bottom")               # top | bottom | centre on the current screen
 
 Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
@@ -38,7 +39,7 @@ PADDING = 12
 GRIP = 16
 TAIL_CHARS = 4000  # only the end of a long session is ever laid out
 POSITIONS = ("top", "bottom", "centre")
-CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"  # the main window's shortcut; named in the hint
+CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"  # the main window's shortcut; the hint names it if no global one
 HINT_MS = 2500  # how long the click-through hint stays on the overlay
 
 
@@ -62,6 +63,7 @@ class CaptionOverlay(QWidget):
         self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
         self._placed = False  # restore_geometry / apply_position have put it on a screen
         self._hint = ""  # shown briefly over the captions (click-through changed)
+        self._global_shortcut: str | None = None  # the global click-through shortcut, while it works
         self._hint_timer = QTimer(self)
         self._hint_timer.setSingleShot(True)
         self._hint_timer.setInterval(HINT_MS)
@@ -188,14 +190,17 @@ class CaptionOverlay(QWidget):
         font = QFont(self.font())
         font.setPixelSize(14)
         font.setWeight(QFont.Weight.DemiBold)
-        box = QFontMetricsF(font).boundingRect(self._hint).adjusted(-8, -4, 8, 4)
+        metrics = QFontMetricsF(font)
+        room = max(40.0, self.width() - PADDING - 16)  # the box's margins: elide rather than clip
+        text = metrics.elidedText(self._hint, Qt.TextElideMode.ElideRight, room)
+        box = metrics.boundingRect(text).adjusted(-8, -4, 8, 4)
         box.moveTopLeft(QPointF(PADDING / 2, PADDING / 2))
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QColor(20, 60, 110, 230))
         p.drawRoundedRect(box, 4, 4)
         p.setFont(font)
         p.setPen(QColor("#ffffff"))
-        p.drawText(box, Qt.AlignmentFlag.AlignCenter, self._hint)
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
     def hint_text(self) -> str:
         """The hint shown over the captions now ("" when none)."""
@@ -219,17 +224,24 @@ class CaptionOverlay(QWidget):
             self.show()  # changing window flags hides the window
         self.settings.click_through = enabled
         if changed and save:
-            self._hint = (
-                f"Click-through on: clicks pass to the window below ({CLICK_THROUGH_SHORTCUT} to undo)"
-                if enabled
-                else "Click-through off: drag to move, corner to resize"
-            )
+            self._hint = self._click_through_hint(enabled)
             self._hint_timer.start()
             self.update()
         if changed:
             emit(self.click_through_changed, enabled)
         if save:
             emit(self.settings_changed)
+
+    def set_global_shortcut(self, shortcut: str | None) -> None:
+        """The global click-through shortcut now listened for (None: none), which the hint names."""
+        self._global_shortcut = shortcut or None
+
+    def _click_through_hint(self, enabled: bool) -> str:
+        if not enabled:
+            return "Click-through off — drag to move, corner to resize"
+        if self._global_shortcut:
+            return f"Click-through on — press {self._global_shortcut} to turn it off"
+        return f"Click-through on — turn it off from the tray menu or {CLICK_THROUGH_SHORTCUT}"
 
     def is_click_through(self) -> bool:
         return bool(self.windowFlags() & Qt.WindowType.WindowTransparentForInput)
