@@ -47,6 +47,7 @@ from captionist.settings import Settings
 from captionist.transcript import SessionWriter
 from captionist.ui.banner import Banner, BannerKind, Problem
 from captionist.ui.export_path import export_destination, export_filters
+from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.lag_indicator import LagIndicator
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
         list_sources: Callable[[], list[Source]] = list,
         model_store: ModelStore | None = None,
         preview: LevelPreview | None = None,
+        shortcuts: GlobalShortcuts | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -90,6 +92,7 @@ class MainWindow(QMainWindow):
         self.controller, self.settings, self.overlay = controller, settings, overlay
         self._list_sources = list_sources
         self.store = model_store or ModelStore()
+        self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
 
         self.sources = SourcePanel(system_audio_note())
         refresh = QPushButton("Refresh sources")
@@ -171,10 +174,12 @@ class MainWindow(QMainWindow):
         controller.error.connect(lambda message: self.show_error(message, Problem.SESSION))
         controller.state_changed.connect(self._on_state)
         controller.session_finished.connect(self._on_finished)
+        self.click_through_shortcut: QShortcut | None = None  # in Captionist's windows only
         if overlay is not None:
             shortcut = QShortcut(QKeySequence(CLICK_THROUGH_SHORTCUT), self)
             shortcut.setContext(Qt.ShortcutContext.ApplicationShortcut)
             shortcut.activated.connect(lambda: overlay.set_click_through(not overlay.is_click_through()))
+            self.click_through_shortcut = shortcut
         self._meter_timer = QTimer(self)
         self._meter_timer.setInterval(100)
         self._meter_timer.timeout.connect(self._update_meters)
@@ -426,7 +431,9 @@ class MainWindow(QMainWindow):
         if self.overlay is None:
             return None
         if self.preferences is None:
-            self.preferences = Preferences(self.settings, self.overlay, parent=self, devices=list_devices)
+            self.preferences = Preferences(
+                self.settings, self.overlay, parent=self, devices=list_devices, shortcuts=self.shortcuts
+            )
             self.preferences.settings_changed.connect(self.settings_changed)
             self.preferences.backend_changed.connect(self._on_backend_changed)
         self.preferences.show()

@@ -1,9 +1,9 @@
-"""Preferences: caption overlay appearance, the transcript file (folder, format, timestamps) and
-the compute device models run on.
+"""Preferences: caption overlay appearance, the transcript file (folder, format, timestamps), the
+compute device models run on and the global shortcuts.
 
 Usage::
 
-    prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices)
+    prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices, shortcuts=shortcuts)
     prefs.settings_changed.connect(save_later)
     prefs.show()
 
@@ -39,7 +39,9 @@ from PySide6.QtWidgets import (
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS
+from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
+from captionist.ui.shortcuts_box import ShortcutsBox
 
 AUTO_BACKEND = "auto"
 
@@ -79,6 +81,7 @@ class Preferences(QDialog):
         overlay: CaptionOverlay,
         parent: QWidget | None = None,
         devices: Callable[[], Sequence[DeviceLike]] | None = None,
+        shortcuts: GlobalShortcuts | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Captionist preferences")
@@ -169,6 +172,11 @@ class Preferences(QDialog):
         layout.addWidget(overlay_box)
         layout.addWidget(transcript_box)
         layout.addWidget(compute_box)
+        self.shortcuts_box: ShortcutsBox | None = None  # the "Shortcuts" group, where global shortcuts exist
+        if shortcuts is not None:
+            self.shortcuts_box = ShortcutsBox(settings.shortcuts, shortcuts)
+            self.shortcuts_box.settings_changed.connect(self.settings_changed)
+            layout.addWidget(self.shortcuts_box)
 
         for spin in (self.lines, self.font_size):
             spin.valueChanged.connect(self._apply_overlay)
