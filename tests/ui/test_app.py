@@ -8,6 +8,7 @@ from captionist import paths
 from captionist.settings import load_settings
 from captionist.ui.app import AppParts, build_app
 from tests.fakes.fake_engine import FakeModel
+from tests.fakes.fake_hotkeys import FakeHotkeyFactory
 
 
 @pytest.fixture
@@ -16,7 +17,9 @@ def parts(qtbot, fake_sd):
     built: list[AppParts] = []
 
     def make() -> AppParts:
-        p = build_app(sd=fake_sd, model_loader=lambda path, backend: FakeModel())
+        p = build_app(
+            sd=fake_sd, model_loader=lambda path, backend: FakeModel(), shortcut_listener=FakeHotkeyFactory()
+        )
         qtbot.addWidget(p.window)
         qtbot.addWidget(p.overlay)
         built.append(p)

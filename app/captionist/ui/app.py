@@ -4,11 +4,12 @@ Usage::
 
     from captionist.ui.app import run_gui, build_app
     sys.exit(run_gui())
-    parts = build_app(sd=fake_sd, model_loader=...)   # tests: everything wired, no event loop
+    parts = build_app(sd=fake_sd, model_loader=..., shortcut_listener=fake)  # tests: no event loop
 
 Startup: settings are loaded (a corrupt file shows a notice), transcripts of sessions that did not
 close (a crash) are rebuilt from their journals (the window says what was recovered and offers the
-newest for "Export last session…"), the overlay is restored on its screen, and audio problems (no
+newest for "Export last session…"), the overlay is restored on its screen, global shortcuts start
+(pynput; where they cannot, they are off and Preferences says why), and audio problems (no
 PortAudio) show in the window instead of stopping the app. ``run_gui`` keeps one instance per user
 (``single_instance``): a second launch brings the first window forward. Settings are saved half a
 second after each change and at exit; at exit a running session is finished first.
@@ -29,10 +30,13 @@ from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
+from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.recovery import recover_sessions
+from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
-from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
+from captionist.ui.pynput_hotkeys import start_pynput_hotkeys
 from captionist.ui.resources import app_icon, style_sheet
 from captionist.ui.single_instance import InstanceGuard
 from captionist.ui.tray import Tray
@@ -48,9 +52,17 @@ class AppParts:
     tray: Tray
     save_timer: QTimer
     at_exit: Callable[[], None]  # connected to aboutToQuit
+    shortcuts: GlobalShortcuts
 
 
-def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> AppParts:
+def build_app(
+    *,
+    sd: Any = None,
+    model_loader: ModelLoader | None = None,
+    shortcut_listener: ListenerFactory | None = None,
+) -> AppParts:
+    """Everything wired, nothing shown but the overlay. ``shortcut_listener``: the global shortcuts'
+    listener factory (default: pynput)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Captionist")
     app.setDesktopFileName("captionist")
@@ -74,8 +86,13 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     overlay = CaptionOverlay(settings.overlay)
     overlay.restore_geometry()
     preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
-    window = MainWindow(controller, settings, overlay=overlay, list_sources=sources, preview=preview)
+    shortcuts = GlobalShortcuts(settings.shortcuts, shortcut_listener or start_pynput_hotkeys)
+    window = MainWindow(
+        controller, settings, overlay=overlay, list_sources=sources, preview=preview, shortcuts=shortcuts
+    )
+    shortcuts.setParent(window)
     tray = Tray(app.windowIcon(), window, overlay, controller)
+    _connect_shortcuts(shortcuts, window, overlay, tray)
     app.setQuitOnLastWindowClosed(tray.icon is None)
 
     save_timer = QTimer(window)
@@ -86,6 +103,7 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     overlay.settings_changed.connect(save_timer.start)
 
     def at_exit() -> None:
+        shortcuts.stop()
         if preview is not None:
             preview.stop()
         controller.shutdown()
@@ -98,7 +116,32 @@ def build_app(*, sd: Any = None, model_loader: ModelLoader | None = None) -> App
     _recover(window, settings)
     if settings.overlay.visible:
         overlay.show()
-    return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit)
+    shortcuts.apply()
+    return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit, shortcuts)
+
+
+def _connect_shortcuts(
+    shortcuts: GlobalShortcuts, window: MainWindow, overlay: CaptionOverlay, tray: Tray
+) -> None:
+    """Each global shortcut does what its button or menu entry does; the click-through hint names the
+    global shortcut while it works. The window's own Ctrl+Shift+T stays (it works where global
+    shortcuts cannot), except while a global shortcut has the same keys: one press would act twice."""
+    actions: dict[ShortcutAction, Callable[[], None]] = {
+        ShortcutAction.START_STOP: window.toggle_session,  # as the Start/Stop button and the tray
+        ShortcutAction.SHOW_OVERLAY: lambda: tray.set_overlay_visible(not overlay.isVisible()),
+        ShortcutAction.CLICK_THROUGH: lambda: overlay.set_click_through(not overlay.is_click_through()),
+    }
+    shortcuts.triggered.connect(lambda action: actions[action]())
+    in_window = key_set(CLICK_THROUGH_SHORTCUT)
+
+    def on_state() -> None:
+        active = shortcuts.active_keys()
+        overlay.set_global_shortcut(active.get(ShortcutAction.CLICK_THROUGH))
+        if window.click_through_shortcut is not None:
+            taken = any(key_set(keys) == in_window for keys in active.values())
+            window.click_through_shortcut.setEnabled(not taken)
+
+    shortcuts.state_changed.connect(on_state)
 
 
 def _recover(window: MainWindow, settings: Settings) -> None:

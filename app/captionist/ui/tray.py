@@ -5,8 +5,8 @@ Usage::
     tray = Tray(icon, window, overlay, controller)   # the menu exists even where no tray does
     tray.menu                                         # QMenu (also used by tests)
 
-The tray menu is the always-reachable way back from click-through mode (with the
-``Ctrl+Shift+T`` shortcut in the main window).
+The tray menu is the always-reachable way back from click-through mode (with the global
+shortcuts where they work, and ``Ctrl+Shift+T`` while a Captionist window has focus).
 """
 
 from __future__ import annotations
