@@ -25,6 +25,9 @@ def test_without_pynput_shortcuts_are_off_and_say_why(monkeypatch: pytest.Monkey
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 only")
 @pytest.mark.skipif(importlib.util.find_spec("pynput") is None, reason="pynput is not installed")
+@pytest.mark.filterwarnings(
+    "ignore::pytest.PytestUnhandledThreadExceptionWarning"
+)  # the thread dying is the point
 def test_without_an_x_display_shortcuts_cannot_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """pynput fails at import without $DISPLAY, or (imported before, with one) its listener thread
     dies before it is ready; either way this returns with a reason instead of waiting for ever."""
