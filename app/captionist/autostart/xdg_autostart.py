@@ -1,0 +1,105 @@
+"""Linux and the BSDs: an XDG autostart entry, ``$XDG_CONFIG_HOME/autostart/captionist.desktop``.
+
+The desktop environment (GNOME, KDE, Xfce, ...) starts every entry of that folder at login
+(freedesktop.org "Desktop Application Autostart Specification"). Captionist's entry carries
+``X-Captionist-Autostart=true``; a file without it is someone else's and is left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from captionist.autostart.login_item import LoginItemError, LoginItemState, foreign_error
+
+FILE_NAME = "captionist.desktop"
+MARKER = "X-Captionist-Autostart=true"
+_RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")  # Desktop Entry spec: an argument with one of these is quoted
+_QUOTED_ESCAPES = '"`$\\'  # backslash-escaped inside a quoted argument
+MAX_ENTRY_BYTES = 64 * 1024
+
+
+def autostart_dir(environ: dict[str, str] | None = None, home: Path | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/autostart`` (an absolute XDG_CONFIG_HOME only, as the spec says), else
+    ``~/.config/autostart``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME", "")
+    if not base or not os.path.isabs(base):
+        base = str((home or Path.home()) / ".config")
+    return Path(base) / "autostart"
+
+
+def exec_line(command: Sequence[str]) -> str:
+    """``command`` as a Desktop Entry ``Exec`` value: arguments quoted per the spec, ``%`` doubled,
+    and the string-level escape of backslashes applied last."""
+    parts = []
+    for arg in command:
+        if "\n" in arg or "\r" in arg or "\0" in arg:
+            raise LoginItemError(f"cannot start {arg!r} at login: its path has a line break in it")
+        if not arg or any(c in _RESERVED for c in arg):
+            arg = '"' + "".join("\\" + c if c in _QUOTED_ESCAPES else c for c in arg) + '"'
+        parts.append(arg.replace("%", "%%"))
+    return " ".join(parts).replace("\\", "\\\\")
+
+
+def desktop_entry(command: Sequence[str]) -> str:
+    return (
+        "[Desktop Entry]\n"
+        "Type=Application\n"
+        "Name=Captionist\n"
+        "Comment=Live captions, fully offline\n"
+        f"Exec={exec_line(command)}\n"
+        "Icon=captionist\n"
+        "Terminal=false\n"
+        "X-GNOME-Autostart-enabled=true\n"
+        f"{MARKER}\n"
+    )
+
+
+class XdgAutostart:
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or autostart_dir()
+        self.path = self.folder / FILE_NAME
+
+    def location(self) -> str:
+        return str(self.path)
+
+    def state(self) -> LoginItemState:
+        if not self.path.exists() and not self.path.is_symlink():
+            return LoginItemState.OFF
+        try:
+            if not self.path.is_file() or self.path.stat().st_size > MAX_ENTRY_BYTES:
+                return LoginItemState.FOREIGN
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return LoginItemState.FOREIGN
+        return LoginItemState.ON if MARKER in text.splitlines() else LoginItemState.FOREIGN
+
+    def enable(self, command: Sequence[str]) -> None:
+        if self.state() is LoginItemState.FOREIGN:
+            raise foreign_error(self.location())
+        entry = desktop_entry(command)
+        temporary = self.path.with_name(f".{FILE_NAME}.tmp")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(entry, encoding="utf-8")
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise LoginItemError(f"could not write {self.path}: {exc.strerror or exc}") from exc
+
+    def disable(self) -> None:
+        state = self.state()
+        if state is LoginItemState.OFF:
+            return
+        if state is LoginItemState.FOREIGN:
+            raise foreign_error(self.location())
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LoginItemError(f"could not remove {self.path}: {exc.strerror or exc}") from exc
