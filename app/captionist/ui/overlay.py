@@ -13,10 +13,15 @@ scrolls up a line at a time without jumping. Where the model ended an utterance
 (``CaptionUpdate.new_lines``) the next words start a new line. The words appended by the
 latest update are drawn in ``newest_color``. Dragging moves the window, dragging the bottom-right
 corner resizes it; the geometry is stored per screen name in ``OverlaySettings.geometry`` and
-restored on that screen. Thread: GUI thread only.
+restored on that screen. On Wayland the drag is handed to the compositor (``overlay_drag``), which
+places the window itself, so nothing is remembered there; ``platform_name`` (default
+``QGuiApplication.platformName``) and ``window_handle`` are injectable for tests. Thread: GUI
+thread only.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -34,6 +39,13 @@ from PySide6.QtWidgets import QWidget
 from captionist.pipeline.events import CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.settings import OverlaySettings
+from captionist.ui.overlay_drag import (
+    WAYLAND_OVERLAY_NOTE,
+    DragMode,
+    SystemDragWindow,
+    compositor_places_windows,
+    start_system_drag,
+)
 
 PADDING = 12
 GRIP = 16
@@ -47,9 +59,18 @@ class CaptionOverlay(QWidget):
     settings_changed = Signal()  # geometry, click-through or appearance changed (save settings)
     click_through_changed = Signal(bool)  # the one click-through state, whoever changed it
 
-    def __init__(self, settings: OverlaySettings, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        settings: OverlaySettings,
+        parent: QWidget | None = None,
+        *,
+        platform_name: Callable[[], str] = QGuiApplication.platformName,
+        window_handle: Callable[[], SystemDragWindow | None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.settings = settings
+        self._platform_name = platform_name
+        self._window_handle = window_handle or self.windowHandle
         self.setWindowTitle("Captionist captions")
         self.setWindowFlags(
             Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool
@@ -70,6 +91,12 @@ class CaptionOverlay(QWidget):
         self._hint_timer.timeout.connect(self._clear_hint)
         self.apply_settings()
         self.set_click_through(settings.click_through, save=False)
+        if self.compositor_places_windows():
+            self.setToolTip(WAYLAND_OVERLAY_NOTE)
+
+    def compositor_places_windows(self) -> bool:
+        """Whether the compositor, not the overlay, decides where it goes and if it stays on top."""
+        return compositor_places_windows(self._platform_name())
 
     # --- content ------------------------------------------------------------------------------
     def show_update(self, update: CaptionUpdate) -> None:
@@ -290,6 +317,10 @@ class CaptionOverlay(QWidget):
         if event.button() == Qt.MouseButton.LeftButton:
             pos = event.position().toPoint()
             resizing = pos.x() >= self.width() - GRIP and pos.y() >= self.height() - GRIP
+            mode = DragMode.RESIZE if resizing else DragMode.MOVE
+            if self.compositor_places_windows() and start_system_drag(self._window_handle(), mode):
+                self._drag = None  # the compositor has the drag; it tells us nothing to remember
+                return
             self._drag = (event.globalPosition().toPoint(), self.geometry(), resizing)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override

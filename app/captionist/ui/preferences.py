@@ -41,6 +41,7 @@ from captionist.settings import Settings
 from captionist.transcript import FORMATS
 from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
+from captionist.ui.overlay_drag import WAYLAND_OVERLAY_NOTE
 from captionist.ui.shortcuts_box import ShortcutsBox
 
 AUTO_BACKEND = "auto"
@@ -134,6 +135,11 @@ class Preferences(QDialog):
         pos_row.addWidget(place)
         form.addRow("Position", pos_row)
         form.addRow(self.click_through)
+        self.wayland_note: QLabel | None = None  # where the compositor places the overlay, not us
+        if overlay.compositor_places_windows():
+            self.wayland_note = QLabel(WAYLAND_OVERLAY_NOTE)
+            self.wayland_note.setWordWrap(True)
+            form.addRow(self.wayland_note)
 
         self.folder = QLabel(str(settings.transcript_folder()))
         self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
