@@ -184,3 +184,13 @@ def test_a_file_from_before_shortcuts_gets_them_on_without_a_notice() -> None:
     result = load_settings()
     assert result.notice is None and result.settings.shortcuts == ShortcutSettings()
     assert result.settings.shortcuts.enabled
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None, {"on": True}], ids=["text", "int", "null", "object"])
+def test_start_at_login_must_be_a_bool_and_defaults_to_off(value: object) -> None:
+    write(json.dumps({"start_at_login": value, "backend": "cpu"}).encode())
+    result = load_settings()
+    assert result.settings.start_at_login is False and result.settings.backend == "cpu"
+    assert result.notice is not None and "start_at_login" in result.notice
+    write(json.dumps({"start_at_login": True}).encode())
+    assert load_settings().settings.start_at_login is True

@@ -95,6 +95,7 @@ class Settings:
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     shortcuts: ShortcutSettings = field(default_factory=ShortcutSettings)
     first_run_done: bool = False
+    start_at_login: bool = False  # the user's choice; the login item on disk is the real state
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
 
     def transcript_folder(self) -> Path:
@@ -200,6 +201,7 @@ _RULES: dict[str, Rule] = {
     "transcript_timestamps": _is_bool,
     "silence_warning_s": _is_float(0.5, 86_400.0),
     "first_run_done": _is_bool,
+    "start_at_login": _is_bool,
     "overlay.lines": _is_int(1, 10),
     "overlay.font_family": _is_text(200),
     "overlay.font_size": _is_int(8, 120),

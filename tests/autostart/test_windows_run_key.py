@@ -48,7 +48,9 @@ def test_a_registry_that_refuses_gives_a_clear_error() -> None:
     item = RunKeyEntry(key)
     item.enable(COMMAND)
     key.fail_with = PermissionError(13, "Access is denied")
-    assert item.state() is LoginItemState.FOREIGN  # unreadable: left alone, never a crash
+    assert item.state() is LoginItemState.UNREADABLE  # left alone, never a crash
+    with pytest.raises(LoginItemError, match="could not read"):
+        item.disable()
     key.fail_with = None
     original_set = key.set_string
 

@@ -12,7 +12,7 @@ import plistlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from captionist.autostart.login_item import LoginItemError, LoginItemState, foreign_error
+from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 LABEL = "org.captionist.Captionist"
 MAX_PLIST_BYTES = 256 * 1024
@@ -38,15 +38,18 @@ class LaunchAgent:
         try:
             if not self.path.is_file() or self.path.stat().st_size > MAX_PLIST_BYTES:
                 return LoginItemState.FOREIGN
-            data = plistlib.loads(self.path.read_bytes())
-        except (OSError, ValueError, plistlib.InvalidFileException):
+            content = self.path.read_bytes()
+        except OSError:
+            return LoginItemState.UNREADABLE
+        try:
+            data = plistlib.loads(content)
+        except (ValueError, plistlib.InvalidFileException):
             return LoginItemState.FOREIGN
         ours = isinstance(data, dict) and data.get("Label") == LABEL
         return LoginItemState.ON if ours else LoginItemState.FOREIGN
 
     def enable(self, command: Sequence[str]) -> None:
-        if self.state() is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(self.state(), self.location())
         temporary = self.path.with_name(f".{self.path.name}.tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -61,8 +64,7 @@ class LaunchAgent:
         state = self.state()
         if state is LoginItemState.OFF:
             return
-        if state is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(state, self.location())
         try:
             self.path.unlink()
         except FileNotFoundError:

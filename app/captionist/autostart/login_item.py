@@ -11,6 +11,7 @@ class LoginItemState(enum.Enum):
     ON = "on"  # Captionist's own entry exists: it starts at login
     OFF = "off"  # no entry
     FOREIGN = "foreign"  # something Captionist did not write is where its entry goes; left alone
+    UNREADABLE = "unreadable"  # the entry's place could not be read (permissions, a locked key); left alone
 
 
 class LoginItemError(Exception):
@@ -35,5 +36,17 @@ class LoginItem(Protocol):
         ...
 
 
-def foreign_error(location: str) -> LoginItemError:
-    return LoginItemError(f"{location} exists but was not written by Captionist; it was left as it is")
+def state_problem(state: LoginItemState, location: str) -> str:
+    """Why Captionist leaves the entry alone in ``state`` ("" for ON and OFF), for the user."""
+    if state is LoginItemState.FOREIGN:
+        return f"{location} exists but was not written by Captionist; it was left as it is"
+    if state is LoginItemState.UNREADABLE:
+        return f"could not read {location}; it was left as it is"
+    return ""
+
+
+def refuse_unless_ours(state: LoginItemState, location: str) -> None:
+    """Raise ``LoginItemError`` unless ``state`` is ON or OFF (the only ones Captionist may change)."""
+    problem = state_problem(state, location)
+    if problem:
+        raise LoginItemError(problem)

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from captionist.autostart.login_item import LoginItemError, LoginItemState, foreign_error
+from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 VALUE_NAME = "Captionist"
@@ -73,7 +73,7 @@ class RunKeyEntry:
         try:
             found = self.key.get(VALUE_NAME)
         except OSError:
-            return LoginItemState.FOREIGN
+            return LoginItemState.UNREADABLE
         if found is None:
             return LoginItemState.OFF
         data, kind = found
@@ -81,8 +81,7 @@ class RunKeyEntry:
         return LoginItemState.ON if ours else LoginItemState.FOREIGN
 
     def enable(self, command: Sequence[str]) -> None:
-        if self.state() is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(self.state(), self.location())
         try:
             self.key.set_string(VALUE_NAME, command_line(command))
         except OSError as exc:
@@ -92,8 +91,7 @@ class RunKeyEntry:
         state = self.state()
         if state is LoginItemState.OFF:
             return
-        if state is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(state, self.location())
         try:
             self.key.delete(VALUE_NAME)
         except FileNotFoundError:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from captionist.autostart.login_item import LoginItemError, LoginItemState, foreign_error
+from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 FILE_NAME = "captionist.desktop"
 MARKER = "X-Captionist-Autostart=true"
@@ -73,13 +73,14 @@ class XdgAutostart:
             if not self.path.is_file() or self.path.stat().st_size > MAX_ENTRY_BYTES:
                 return LoginItemState.FOREIGN
             text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        except UnicodeDecodeError:
             return LoginItemState.FOREIGN
+        except OSError:
+            return LoginItemState.UNREADABLE
         return LoginItemState.ON if MARKER in text.splitlines() else LoginItemState.FOREIGN
 
     def enable(self, command: Sequence[str]) -> None:
-        if self.state() is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(self.state(), self.location())
         entry = desktop_entry(command)
         temporary = self.path.with_name(f".{FILE_NAME}.tmp")
         try:
@@ -95,8 +96,7 @@ class XdgAutostart:
         state = self.state()
         if state is LoginItemState.OFF:
             return
-        if state is LoginItemState.FOREIGN:
-            raise foreign_error(self.location())
+        refuse_unless_ours(state, self.location())
         try:
             self.path.unlink()
         except FileNotFoundError:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication
 from captionist import paths
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
+from captionist.autostart import LoginItem, login_item_for_platform
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
@@ -60,9 +61,11 @@ def build_app(
     sd: Any = None,
     model_loader: ModelLoader | None = None,
     shortcut_listener: ListenerFactory | None = None,
+    login_item: LoginItem | None = None,
 ) -> AppParts:
     """Everything wired, nothing shown but the overlay. ``shortcut_listener``: the global shortcuts'
-    listener factory (default: pynput)."""
+    listener factory (default: pynput); ``login_item``: where "start at login" is written (default:
+    this platform's)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Captionist")
     app.setDesktopFileName("captionist")
@@ -88,7 +91,13 @@ def build_app(
     preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
     shortcuts = GlobalShortcuts(settings.shortcuts, shortcut_listener or start_pynput_hotkeys)
     window = MainWindow(
-        controller, settings, overlay=overlay, list_sources=sources, preview=preview, shortcuts=shortcuts
+        controller,
+        settings,
+        overlay=overlay,
+        list_sources=sources,
+        preview=preview,
+        shortcuts=shortcuts,
+        login_item=login_item or login_item_for_platform(),
     )
     shortcuts.setParent(window)
     tray = Tray(app.windowIcon(), window, overlay, controller)

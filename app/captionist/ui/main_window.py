@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from captionist.audio.devices import Source, system_audio_note
+from captionist.autostart import LoginItem
 from captionist.models import ModelStore
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         model_store: ModelStore | None = None,
         preview: LevelPreview | None = None,
         shortcuts: GlobalShortcuts | None = None,
+        login_item: LoginItem | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -93,6 +95,7 @@ class MainWindow(QMainWindow):
         self._list_sources = list_sources
         self.store = model_store or ModelStore()
         self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
+        self.login_item = login_item  # start at login, for Preferences (None: not offered)
 
         self.sources = SourcePanel(system_audio_note())
         refresh = QPushButton("Refresh sources")
@@ -432,7 +435,12 @@ class MainWindow(QMainWindow):
             return None
         if self.preferences is None:
             self.preferences = Preferences(
-                self.settings, self.overlay, parent=self, devices=list_devices, shortcuts=self.shortcuts
+                self.settings,
+                self.overlay,
+                parent=self,
+                devices=list_devices,
+                shortcuts=self.shortcuts,
+                login_item=self.login_item,
             )
             self.preferences.settings_changed.connect(self.settings_changed)
             self.preferences.backend_changed.connect(self._on_backend_changed)

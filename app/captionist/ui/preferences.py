@@ -1,9 +1,10 @@
 """Preferences: caption overlay appearance, the transcript file (folder, format, timestamps), the
-compute device models run on and the global shortcuts.
+compute device models run on, the global shortcuts and starting at login.
 
 Usage::
 
-    prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices, shortcuts=shortcuts)
+    prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices, shortcuts=shortcuts,
+                        login_item=captionist.autostart.login_item_for_platform())
     prefs.settings_changed.connect(save_later)
     prefs.show()
 
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist.autostart import LoginItem
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS
@@ -43,6 +45,7 @@ from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
 from captionist.ui.overlay_drag import WAYLAND_OVERLAY_NOTE
 from captionist.ui.shortcuts_box import ShortcutsBox
+from captionist.ui.startup_box import StartupBox
 
 AUTO_BACKEND = "auto"
 
@@ -83,6 +86,7 @@ class Preferences(QDialog):
         parent: QWidget | None = None,
         devices: Callable[[], Sequence[DeviceLike]] | None = None,
         shortcuts: GlobalShortcuts | None = None,
+        login_item: LoginItem | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Captionist preferences")
@@ -183,6 +187,11 @@ class Preferences(QDialog):
             self.shortcuts_box = ShortcutsBox(settings.shortcuts, shortcuts)
             self.shortcuts_box.settings_changed.connect(self.settings_changed)
             layout.addWidget(self.shortcuts_box)
+        self.startup_box: StartupBox | None = None  # "Start Captionist when I log in", where supported
+        if login_item is not None:
+            self.startup_box = StartupBox(settings, login_item)
+            self.startup_box.settings_changed.connect(self.settings_changed)
+            layout.addWidget(self.startup_box)
 
         for spin in (self.lines, self.font_size):
             spin.valueChanged.connect(self._apply_overlay)
