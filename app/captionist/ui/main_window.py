@@ -23,14 +23,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -46,9 +47,11 @@ from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import SessionWriter
+from captionist.ui.about_dialog import AboutDialog, AboutFacts
 from captionist.ui.banner import Banner, BannerKind, Problem
 from captionist.ui.export_path import export_destination, export_filters
 from captionist.ui.global_shortcuts import GlobalShortcuts
+from captionist.ui.help_link import open_help
 from captionist.ui.lag_indicator import LagIndicator
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
@@ -87,6 +90,7 @@ class MainWindow(QMainWindow):
         preview: LevelPreview | None = None,
         shortcuts: GlobalShortcuts | None = None,
         login_item: LoginItem | None = None,
+        open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -96,6 +100,8 @@ class MainWindow(QMainWindow):
         self.store = model_store or ModelStore()
         self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
         self.login_item = login_item  # start at login, for Preferences (None: not offered)
+        self._open_url = open_url  # how Help opens its page (QDesktopServices; tests record it)
+        self.about: AboutDialog | None = None
 
         self.sources = SourcePanel(system_audio_note())
         refresh = QPushButton("Refresh sources")
@@ -113,6 +119,13 @@ class MainWindow(QMainWindow):
         self._lost_devices: dict[str, str] = {}  # source name -> the banner line about it
         self.transcript = TranscriptView()
         prefs_button = QPushButton("Preferences…")
+        self.help_button = QPushButton("Help")
+        self.help_menu = QMenu(self.help_button)
+        self.about_action = QAction("About Captionist", self.help_menu)
+        self.help_action = QAction("Help", self.help_menu)
+        self.help_menu.addAction(self.help_action)
+        self.help_menu.addAction(self.about_action)
+        self.help_button.setMenu(self.help_menu)
         self.export_button = QPushButton("Export last session…")
         self.export_button.setEnabled(False)
         self.last_transcript: Path | None = None
@@ -140,6 +153,7 @@ class MainWindow(QMainWindow):
         right_layout.addWidget(self.transcript, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(prefs_button)
+        bottom.addWidget(self.help_button)
         bottom.addStretch(1)
         bottom.addWidget(self.export_button)
         right_layout.addLayout(bottom)
@@ -162,6 +176,8 @@ class MainWindow(QMainWindow):
         models_button.clicked.connect(self.open_models)
         prefs_button.clicked.connect(self.open_preferences)
         prefs_button.setEnabled(overlay is not None)
+        self.about_action.triggered.connect(self.show_about)
+        self.help_action.triggered.connect(self.open_help)
         self.export_button.clicked.connect(self._ask_export)
         self.models_dialog: ModelsDialog | None = None
         self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
@@ -446,6 +462,24 @@ class MainWindow(QMainWindow):
             self.preferences.backend_changed.connect(self._on_backend_changed)
         self.preferences.show()
         return self.preferences
+
+    def show_about(self) -> AboutDialog:
+        """The About dialog (non-modal), its facts gathered now: the model shown is the one loaded."""
+        facts = AboutFacts.gather(self.settings, self.model_info, devices=list_devices)
+        if self.about is None:
+            self.about = AboutDialog(facts, self, open_help=self.open_help)
+        else:
+            self.about.set_facts(facts)
+        self.about.show()
+        self.about.raise_()
+        return self.about
+
+    def open_help(self) -> QUrl | None:
+        """Open the help (project page or README) in the desktop's browser; a notice when it cannot."""
+        opened = open_help(self._open_url)
+        if opened is None:
+            self.show_notice("could not open the help: no browser or README was found")
+        return opened
 
     # --- messages -----------------------------------------------------------------------------
     def show_error(self, message: str, problem: Problem = Problem.GENERAL) -> None:

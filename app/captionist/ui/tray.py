@@ -1,4 +1,5 @@
-"""System tray icon: start/stop, show/hide the overlay, click-through, show the window, quit.
+"""System tray icon: start/stop, show/hide the overlay, click-through, show the window, help and about,
+quit.
 
 Usage::
 
@@ -32,9 +33,14 @@ class Tray(QObject):
         self.show_overlay = QAction("Show captions", self.menu, checkable=True)
         self.click_through = QAction("Click-through captions", self.menu, checkable=True)
         self.show_window = QAction("Show window", self.menu)
+        self.help = QAction("Help", self.menu)
+        self.about = QAction("About Captionist", self.menu)
         self.quit = QAction("Quit", self.menu)
         for action in (self.start_stop, self.show_overlay, self.click_through, self.show_window):
             self.menu.addAction(action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.help)
+        self.menu.addAction(self.about)
         self.menu.addSeparator()
         self.menu.addAction(self.quit)
         self.show_overlay.setChecked(overlay.settings.visible)
@@ -44,6 +50,8 @@ class Tray(QObject):
         self.click_through.toggled.connect(overlay.set_click_through)
         overlay.click_through_changed.connect(self._show_click_through)
         self.show_window.triggered.connect(self._raise_window)
+        self.help.triggered.connect(window.open_help)
+        self.about.triggered.connect(window.show_about)
         self.quit.triggered.connect(QCoreApplication.quit)
         controller.state_changed.connect(self._on_state)
         self.icon: QSystemTrayIcon | None = None
