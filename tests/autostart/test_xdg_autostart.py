@@ -99,3 +99,16 @@ def test_a_file_where_the_folder_goes_gives_a_clear_error(tmp_path: Path) -> Non
     with pytest.raises(LoginItemError, match="could not write .*captionist.desktop"):
         XdgAutostart(tmp_path / "autostart").enable(COMMAND)
     assert (tmp_path / "autostart").read_text() == "in the way"
+
+
+@pytest.mark.parametrize("switch", ["Hidden=true", "X-GNOME-Autostart-enabled=false"])
+def test_an_entry_the_desktop_switched_off_is_off_and_turning_on_rewrites_it(
+    tmp_path: Path, switch: str
+) -> None:
+    item = XdgAutostart(tmp_path)
+    item.enable(COMMAND)
+    path = tmp_path / FILE_NAME
+    path.write_text(path.read_text().replace("X-GNOME-Autostart-enabled=true", switch))
+    assert item.state() is LoginItemState.OFF
+    item.enable(COMMAND)
+    assert item.state() is LoginItemState.ON and switch not in path.read_text()

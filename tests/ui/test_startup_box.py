@@ -100,3 +100,16 @@ def test_preferences_offers_the_box_only_with_a_login_item(qtbot, folder: Path) 
     with qtbot.waitSignal(prefs.settings_changed):
         prefs.startup_box.start_at_login.setChecked(True)
     assert (folder / FILE_NAME).is_file()
+
+
+def test_preferences_reads_the_entry_again_each_time_it_opens(qtbot, folder: Path) -> None:
+    settings = Settings()
+    overlay = CaptionOverlay(settings.overlay)
+    qtbot.addWidget(overlay)
+    item = XdgAutostart(folder)
+    prefs = Preferences(settings, overlay, login_item=item)
+    qtbot.addWidget(prefs)
+    assert prefs.startup_box is not None and not prefs.startup_box.start_at_login.isChecked()
+    item.enable(COMMAND)  # changed outside Captionist while Preferences was closed
+    prefs.show()
+    assert prefs.startup_box.start_at_login.isChecked()

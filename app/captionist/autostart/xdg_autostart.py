@@ -2,7 +2,9 @@
 
 The desktop environment (GNOME, KDE, Xfce, ...) starts every entry of that folder at login
 (freedesktop.org "Desktop Application Autostart Specification"). Captionist's entry carries
-``X-Captionist-Autostart=true``; a file without it is someone else's and is left alone.
+``X-Captionist-Autostart=true``; a file without it is someone else's and is left alone. Captionist's
+entry switched off by the desktop's own settings (``Hidden=true``, ``X-GNOME-Autostart-enabled=false``)
+counts as off, and turning start at login on rewrites it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ MARKER = "X-Captionist-Autostart=true"
 _RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")  # Desktop Entry spec: an argument with one of these is quoted
 _QUOTED_ESCAPES = '"`$\\'  # backslash-escaped inside a quoted argument
 MAX_ENTRY_BYTES = 64 * 1024
+SWITCHED_OFF = ("Hidden=true", "X-GNOME-Autostart-enabled=false")  # the entry is there but does not run
 
 
 def autostart_dir(environ: dict[str, str] | None = None, home: Path | None = None) -> Path:
@@ -77,7 +80,10 @@ class XdgAutostart:
             return LoginItemState.FOREIGN
         except OSError:
             return LoginItemState.UNREADABLE
-        return LoginItemState.ON if MARKER in text.splitlines() else LoginItemState.FOREIGN
+        lines = {line.strip() for line in text.splitlines()}
+        if MARKER not in lines:
+            return LoginItemState.FOREIGN
+        return LoginItemState.OFF if lines.intersection(SWITCHED_OFF) else LoginItemState.ON
 
     def enable(self, command: Sequence[str]) -> None:
         refuse_unless_ours(self.state(), self.location())

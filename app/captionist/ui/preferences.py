@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -206,6 +206,12 @@ class Preferences(QDialog):
         self.format.currentTextChanged.connect(self._apply_transcript)
         self.timestamps.toggled.connect(self._apply_transcript)
         self.device.currentIndexChanged.connect(self._apply_device)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        """Each time Preferences opens, the login item is read again (it may have changed outside)."""
+        if self.startup_box is not None:
+            self.startup_box.refresh()
+        super().showEvent(event)
 
     def _show_click_through(self, enabled: bool) -> None:
         """The overlay's state changed elsewhere (shortcut, tray): show it without re-applying."""
