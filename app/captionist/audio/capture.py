@@ -3,6 +3,7 @@
 Usage::
 
     cap = Capture([source], sd=sounddevice)   # sources from captionist.audio.devices
+    cap = Capture([mic, speakers], sd=sounddevice, openers={SourceBackend.WASAPI_LOOPBACK: opener})
     cap.start()                                 # opens every device at its native rate
     pcm = cap.read(timeout=0.1)                 # consumer thread: 16 kHz mono, or None
     cap.levels()                                # {source id: dBFS}, any thread
@@ -21,6 +22,11 @@ accepted into the queue (blocks lost to an overrun are not counted), so the audi
 queue is ``captured_samples()`` minus what ``read`` has returned; the lag meter
 (``captionist.pipeline.lag``) uses it to see audio pile up while the consumer is busy.
 
+Backends: a source opens through ``sd.InputStream`` unless its ``Source.backend`` names another
+library; ``openers`` maps a backend to a constructor with ``sounddevice.InputStream``'s keywords and
+lifecycle (default: ``wasapi_loopback.LoopbackInputStream`` for Windows system audio, imported
+when such a source is opened), so every source shares the queue, resampler and mixer below.
+
 Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_callback``) the source
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
 ``reconnect_interval_s``; an event says when it is back.
@@ -34,18 +40,28 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import soxr
 
-from captionist.audio.devices import Source
+from captionist.audio.devices import Source, SourceBackend
 from captionist.audio.mixer import Mixer
 
 SAMPLE_RATE = 16000
 SILENCE_DBFS = -55.0
 Resolver = Callable[[Source], "Source | None"]
+StreamOpener = Callable[..., Any]  # sounddevice.InputStream's keywords -> a started-later stream
+
+
+def _open_wasapi_loopback(**kwargs: Any) -> Any:
+    from captionist.audio.wasapi_loopback import LoopbackInputStream
+
+    return LoopbackInputStream(**kwargs)
+
+
+DEFAULT_OPENERS: Mapping[SourceBackend, StreamOpener] = {SourceBackend.WASAPI_LOOPBACK: _open_wasapi_loopback}
 
 
 class CaptureError(RuntimeError):
@@ -62,9 +78,17 @@ def rms_dbfs(pcm: np.ndarray) -> float:
 class SourceStream:
     """One open device: its callback, its bounded block queue and its resampler."""
 
-    def __init__(self, source: Source, sd: Any, queue_seconds: float, block_ms: int) -> None:
+    def __init__(
+        self,
+        source: Source,
+        sd: Any,
+        queue_seconds: float,
+        block_ms: int,
+        openers: Mapping[SourceBackend, StreamOpener] = DEFAULT_OPENERS,
+    ) -> None:
         self.source = source
         self._sd = sd
+        self._openers = openers
         self._block_ms = block_ms
         self._queue: queue.Queue[np.ndarray] = queue.Queue(
             maxsize=max(4, int(queue_seconds * 1000 / block_ms))
@@ -103,7 +127,13 @@ class SourceStream:
         saved = {k: os.environ.get(k) for k in self.source.env}
         os.environ.update(self.source.env)
         try:
-            self._stream = self._sd.InputStream(
+            if self.source.backend is SourceBackend.PORTAUDIO:
+                opener = self._sd.InputStream
+            elif self.source.backend in self._openers:
+                opener = self._openers[self.source.backend]
+            else:
+                raise RuntimeError(f"no stream opener for {self.source.backend.value}")
+            self._stream = opener(
                 device=self.source.open_device,
                 samplerate=self.rate,
                 channels=self.channels,
@@ -172,13 +202,15 @@ class Capture:
         block_ms: int = 20,
         reconnect_interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        openers: Mapping[SourceBackend, StreamOpener] | None = None,
     ) -> None:
         if not sources:
             raise ValueError("Capture needs at least one source")
         self._sd = sd
         self._resolver = resolver
         self._queue_seconds, self._block_ms = queue_seconds, block_ms
-        self._streams = [SourceStream(s, sd, queue_seconds, block_ms) for s in sources]
+        self._openers = {**DEFAULT_OPENERS, **(openers or {})}
+        self._streams = [SourceStream(s, sd, queue_seconds, block_ms, self._openers) for s in sources]
         self._mixer = Mixer([s.id for s in sources])
         self._levels: dict[str, float] = {s.id: -math.inf for s in sources}
         self._silent_samples: dict[str, int] = {s.id: 0 for s in sources}
@@ -262,7 +294,7 @@ class Capture:
                 found = self._resolver(st.source) if self._resolver else st.source
                 if found is None:
                     continue
-                fresh = SourceStream(found, self._sd, self._queue_seconds, self._block_ms)
+                fresh = SourceStream(found, self._sd, self._queue_seconds, self._block_ms, self._openers)
                 try:
                     fresh.open()
                 except CaptureError:

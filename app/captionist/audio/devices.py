@@ -17,9 +17,11 @@ Analog Stereo", "Monitor of …" for system audio), and the server's default sou
 (the one a first run ticks; never a monitor). ALSA's pseudo devices (``pulse``, ``default``,
 ``sysdefault``, ``pipewire``, ``dsnoop`` …) are hidden when the PulseAudio sources are listed, since
 those are the same inputs under their real names; without PulseAudio they are renamed to say what
-they are ("Default input (ALSA)"). On Windows, WASAPI loopback devices (``[Loopback]`` in the name)
-are listed as ``loopback``. macOS exposes no system audio without a virtual device; see
-``system_audio_note``.
+they are ("Default input (ALSA)"). On Windows, PortAudio (as bundled with sounddevice) has no WASAPI
+loopback, so each output device is listed as a ``loopback`` source by ``wasapi_loopback`` (through
+PyAudioWPatch; id ``wasapi-loopback:<output name>``, opened by that backend, see
+``SourceBackend``); a PortAudio build that does list ``[Loopback]`` devices still gets them as
+``loopback``. macOS exposes no system audio without a virtual device; see ``system_audio_note``.
 
 The sounddevice module is injected (``sd=``) so tests run without PortAudio; when it is not given
 it is imported lazily and a missing PortAudio becomes ``AudioUnavailable`` with a clear message.
@@ -33,9 +35,11 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 PactlRunner = Callable[..., "str | None"]  # pactl("list", "sources") -> its output, None if unavailable
+SystemSourceLister = Callable[[], "list[Source]"]  # sources PortAudio cannot see; [] if unavailable
 
 # ALSA's virtual PCMs, as PortAudio lists them, and what each one is.
 ALSA_PSEUDO_DEVICES = {
@@ -62,6 +66,13 @@ class DeviceNotFound(LookupError):
     """No source matches the id or name the user gave."""
 
 
+class SourceBackend(Enum):
+    """Which library opens a source (``captionist.audio.capture`` picks the stream by it)."""
+
+    PORTAUDIO = "portaudio"  # sounddevice.InputStream
+    WASAPI_LOOPBACK = "wasapi-loopback"  # captionist.audio.wasapi_loopback (PyAudioWPatch)
+
+
 @dataclass(frozen=True)
 class Source:
     """One selectable audio source."""
@@ -75,6 +86,7 @@ class Source:
     is_default: bool = False
     open_device: int | str | None = None  # what sounddevice opens
     env: dict[str, str] = field(default_factory=dict)  # environment set while opening
+    backend: SourceBackend = SourceBackend.PORTAUDIO
 
     def label(self) -> str:
         tag = {"monitor": " (system audio)", "loopback": " (system audio)"}.get(self.kind, "")
@@ -165,11 +177,21 @@ def _pulse_sources(listing: str, default: str | None, pulse_device: int, rate: f
     return sources
 
 
+def _windows_loopback_sources() -> list[Source]:
+    from captionist.audio.wasapi_loopback import loopback_sources_or_none
+
+    return loopback_sources_or_none()
+
+
 def list_sources(
-    sd: Any = None, pactl: PactlRunner | None = _run_pactl, platform: str = sys.platform
+    sd: Any = None,
+    pactl: PactlRunner | None = _run_pactl,
+    platform: str = sys.platform,
+    system_sources: SystemSourceLister | None = None,
 ) -> list[Source]:
     """All capture sources: PortAudio inputs, then PulseAudio sources where available (ALSA's
-    pseudo devices hidden then, renamed otherwise)."""
+    pseudo devices hidden then, renamed otherwise); on Windows then the WASAPI loopback sources
+    (``system_sources``, default ``wasapi_loopback``; none when PyAudioWPatch is missing)."""
     sd = sd or import_sounddevice()
     hostapis = [h["name"] for h in sd.query_hostapis()]
     try:
@@ -211,6 +233,8 @@ def list_sources(
             pseudo = set(ALSA_PSEUDO_DEVICES.values())
             result = [s for s in result if not (s.hostapi == "ALSA" and s.name in pseudo)]
             result.extend(pulse)
+    if platform == "win32":
+        result.extend((system_sources or _windows_loopback_sources)())
     return result
 
 
@@ -239,8 +263,19 @@ def find_source(query: str | None, sources: list[Source]) -> Source:
     return matches[0]
 
 
-def system_audio_note(platform: str = sys.platform) -> str | None:
-    """A sentence for the UI about capturing the computer's own audio on this OS, if needed."""
+def _windows_loopback_problem() -> str | None:
+    from captionist.audio.wasapi_loopback import loopback_problem
+
+    return loopback_problem()
+
+
+def system_audio_note(
+    platform: str = sys.platform, loopback_problem: Callable[[], str | None] | None = None
+) -> str | None:
+    """A sentence for the UI about capturing the computer's own audio on this OS, if needed.
+
+    On Windows ``loopback_problem`` (default: whether PyAudioWPatch loads) says why the
+    "(system audio)" sources are missing, if they are."""
     if platform == "darwin":
         return (
             "macOS does not expose system audio directly: install a virtual device such as "
@@ -249,7 +284,10 @@ def system_audio_note(platform: str = sys.platform) -> str | None:
     if platform.startswith("linux"):
         return "System audio appears as 'Monitor of …' sources (PulseAudio/PipeWire)."
     if platform == "win32":
-        return "System audio appears as '[Loopback]' sources (WASAPI)."
+        problem = (loopback_problem or _windows_loopback_problem)()
+        if problem:
+            return f"System audio sources are unavailable: {problem}."
+        return "System audio appears as '<speakers> (system audio)' sources (WASAPI loopback)."
     return None
 
 
