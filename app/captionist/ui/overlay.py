@@ -15,8 +15,11 @@ latest update are drawn in ``newest_color``. Dragging moves the window, dragging
 corner resizes it; the geometry is stored per screen name in ``OverlaySettings.geometry`` and
 restored on that screen. On Wayland the drag is handed to the compositor (``overlay_drag``), which
 places the window itself, so nothing is remembered there; ``platform_name`` (default
-``QGuiApplication.platformName``) and ``window_handle`` are injectable for tests. Thread: GUI
-thread only.
+``QGuiApplication.platformName``) and ``window_handle`` are injectable for tests. Each time it is
+shown, ``pin`` (default ``overlay_pin.overlay_pin_for_platform()``: NSWindow flags on macOS,
+``SetWindowPos(HWND_TOPMOST)`` on Windows, nothing elsewhere) keeps it above full-screen apps; its
+result is kept in ``pin_result`` and a failure in ``pin_error`` (the overlay still shows). Thread:
+GUI thread only.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
+    QShowEvent,
 )
 from PySide6.QtWidgets import QWidget
 
@@ -46,6 +50,7 @@ from captionist.ui.overlay_drag import (
     compositor_places_windows,
     start_system_drag,
 )
+from captionist.ui.overlay_pin import OverlayPin, overlay_pin_for_platform
 
 PADDING = 12
 GRIP = 16
@@ -66,8 +71,12 @@ class CaptionOverlay(QWidget):
         *,
         platform_name: Callable[[], str] = QGuiApplication.platformName,
         window_handle: Callable[[], SystemDragWindow | None] | None = None,
+        pin: OverlayPin | None = overlay_pin_for_platform(),  # noqa: B008 - chosen once per platform
     ) -> None:
         super().__init__(parent)
+        self._pin = pin
+        self.pin_result: object = None  # what the last pin read back
+        self.pin_error: str | None = None
         self.settings = settings
         self._platform_name = platform_name
         self._window_handle = window_handle or self.windowHandle
@@ -77,6 +86,7 @@ class CaptionOverlay(QWidget):
         )
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)  # macOS: not hidden in background
         self.setMinimumSize(200, 40)
         self._text = ""
         self._newest = 0  # characters at the end of _text that the latest update added
@@ -93,6 +103,15 @@ class CaptionOverlay(QWidget):
         self.set_click_through(settings.click_through, save=False)
         if self.compositor_places_windows():
             self.setToolTip(WAYLAND_OVERLAY_NOTE)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._pin is None:
+            return
+        try:
+            self.pin_result, self.pin_error = self._pin(self), None
+        except Exception as exc:  # a missing pyobjc / user32 failure: keep Qt's flags, say why
+            self.pin_result, self.pin_error = None, str(exc)
 
     def compositor_places_windows(self) -> bool:
         """Whether the compositor, not the overlay, decides where it goes and if it stays on top."""
