@@ -21,7 +21,8 @@ they are ("Default input (ALSA)"). On Windows, PortAudio (as bundled with soundd
 loopback, so each output device is listed as a ``loopback`` source by ``wasapi_loopback`` (through
 PyAudioWPatch; id ``wasapi-loopback:<output name>``, opened by that backend, see
 ``SourceBackend``); a PortAudio build that does list ``[Loopback]`` devices still gets them as
-``loopback``. macOS exposes no system audio without a virtual device; see ``system_audio_note``.
+``loopback``. macOS exposes no system audio without a virtual device (BlackHole) or ScreenCaptureKit;
+see ``system_audio_note`` and ``screencapturekit_audio``.
 
 The sounddevice module is injected (``sd=``) so tests run without PortAudio; when it is not given
 it is imported lazily and a missing PortAudio becomes ``AudioUnavailable`` with a clear message.
@@ -277,9 +278,11 @@ def system_audio_note(
     On Windows ``loopback_problem`` (default: whether PyAudioWPatch loads) says why the
     "(system audio)" sources are missing, if they are."""
     if platform == "darwin":
+        from captionist.audio.screencapturekit_audio import SCREENCAPTUREKIT_NOTE
+
         return (
             "macOS does not expose system audio directly: install a virtual device such as "
-            "BlackHole and select it (or an aggregate device that includes it)."
+            f"BlackHole and select it (or an aggregate device that includes it). {SCREENCAPTUREKIT_NOTE}"
         )
     if platform.startswith("linux"):
         return "System audio appears as 'Monitor of …' sources (PulseAudio/PipeWire)."
