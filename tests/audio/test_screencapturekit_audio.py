@@ -1,12 +1,9 @@
-"""macOS ScreenCaptureKit permission check against a fake Quartz, and the macOS UI note."""
+"""macOS ScreenCaptureKit permission check against a fake Quartz."""
 
 from __future__ import annotations
 
-from captionist.audio.devices import system_audio_note
 from captionist.audio.screencapturekit_audio import (
-    SCREENCAPTUREKIT_NOTE,
     ScreenCapturePermission,
-    list_screencapturekit_sources,
     macos_version,
     screen_capture_permission,
 )
@@ -60,9 +57,3 @@ def test_older_macos_and_other_systems_are_unsupported() -> None:
     assert (
         macos_version("13.6.1") == (13, 6) and macos_version("") == (0, 0) and macos_version("15") == (15, 0)
     )
-
-
-def test_no_sources_yet_and_the_note_names_blackhole() -> None:
-    assert list_screencapturekit_sources() == []
-    note = system_audio_note("darwin") or ""
-    assert "BlackHole" in note and SCREENCAPTUREKIT_NOTE in note

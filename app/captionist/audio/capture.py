@@ -24,8 +24,9 @@ queue is ``captured_samples()`` minus what ``read`` has returned; the lag meter
 
 Backends: a source opens through ``sd.InputStream`` unless its ``Source.backend`` names another
 library; ``openers`` maps a backend to a constructor with ``sounddevice.InputStream``'s keywords and
-lifecycle (default: ``wasapi_loopback.LoopbackInputStream`` for Windows system audio, imported
-when such a source is opened), so every source shares the queue, resampler and mixer below.
+lifecycle (defaults: ``wasapi_loopback.LoopbackInputStream`` for Windows system audio,
+``screencapturekit_stream.ScreenCaptureKitInputStream`` for macOS; imported when such a source is
+opened), so every source shares the queue, resampler and mixer below.
 
 Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_callback``) the source
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
@@ -61,7 +62,16 @@ def _open_wasapi_loopback(**kwargs: Any) -> Any:
     return LoopbackInputStream(**kwargs)
 
 
-DEFAULT_OPENERS: Mapping[SourceBackend, StreamOpener] = {SourceBackend.WASAPI_LOOPBACK: _open_wasapi_loopback}
+def _open_screencapturekit(**kwargs: Any) -> Any:
+    from captionist.audio.screencapturekit_stream import ScreenCaptureKitInputStream
+
+    return ScreenCaptureKitInputStream(**kwargs)
+
+
+DEFAULT_OPENERS: Mapping[SourceBackend, StreamOpener] = {
+    SourceBackend.WASAPI_LOOPBACK: _open_wasapi_loopback,
+    SourceBackend.SCREENCAPTUREKIT: _open_screencapturekit,
+}
 
 
 class CaptureError(RuntimeError):

@@ -21,8 +21,9 @@ they are ("Default input (ALSA)"). On Windows, PortAudio (as bundled with soundd
 loopback, so each output device is listed as a ``loopback`` source by ``wasapi_loopback`` (through
 PyAudioWPatch; id ``wasapi-loopback:<output name>``, opened by that backend, see
 ``SourceBackend``); a PortAudio build that does list ``[Loopback]`` devices still gets them as
-``loopback``. macOS exposes no system audio without a virtual device (BlackHole) or ScreenCaptureKit;
-see ``system_audio_note`` and ``screencapturekit_audio``.
+``loopback``. macOS has no system-audio device: on macOS 13+ one "All apps" ``loopback`` source is
+captured through ScreenCaptureKit (``screencapturekit_audio``, after the user allows Screen & System
+Audio Recording); otherwise a virtual device such as BlackHole; see ``system_audio_note``.
 
 The sounddevice module is injected (``sd=``) so tests run without PortAudio; when it is not given
 it is imported lazily and a missing PortAudio becomes ``AudioUnavailable`` with a clear message.
@@ -72,6 +73,7 @@ class SourceBackend(Enum):
 
     PORTAUDIO = "portaudio"  # sounddevice.InputStream
     WASAPI_LOOPBACK = "wasapi-loopback"  # captionist.audio.wasapi_loopback (PyAudioWPatch)
+    SCREENCAPTUREKIT = "screencapturekit"  # captionist.audio.screencapturekit_stream (macOS 13+)
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,12 @@ def _windows_loopback_sources() -> list[Source]:
     return loopback_sources_or_none()
 
 
+def _macos_system_sources() -> list[Source]:
+    from captionist.audio.screencapturekit_audio import list_screencapturekit_sources
+
+    return list_screencapturekit_sources()
+
+
 def list_sources(
     sd: Any = None,
     pactl: PactlRunner | None = _run_pactl,
@@ -191,8 +199,9 @@ def list_sources(
     system_sources: SystemSourceLister | None = None,
 ) -> list[Source]:
     """All capture sources: PortAudio inputs, then PulseAudio sources where available (ALSA's
-    pseudo devices hidden then, renamed otherwise); on Windows then the WASAPI loopback sources
-    (``system_sources``, default ``wasapi_loopback``; none when PyAudioWPatch is missing)."""
+    pseudo devices hidden then, renamed otherwise); then the system-audio sources PortAudio cannot
+    open (``system_sources``; default: WASAPI loopback on Windows, none without PyAudioWPatch;
+    ScreenCaptureKit on macOS 13+, none without its pyobjc wrapper)."""
     sd = sd or import_sounddevice()
     hostapis = [h["name"] for h in sd.query_hostapis()]
     try:
@@ -236,6 +245,8 @@ def list_sources(
             result.extend(pulse)
     if platform == "win32":
         result.extend((system_sources or _windows_loopback_sources)())
+    elif platform == "darwin":
+        result.extend((system_sources or _macos_system_sources)())
     return result
 
 
@@ -278,12 +289,9 @@ def system_audio_note(
     On Windows ``loopback_problem`` (default: whether PyAudioWPatch loads) says why the
     "(system audio)" sources are missing, if they are."""
     if platform == "darwin":
-        from captionist.audio.screencapturekit_audio import SCREENCAPTUREKIT_NOTE
+        from captionist.audio.screencapturekit_audio import macos_system_audio_note
 
-        return (
-            "macOS does not expose system audio directly: install a virtual device such as "
-            f"BlackHole and select it (or an aggregate device that includes it). {SCREENCAPTUREKIT_NOTE}"
-        )
+        return macos_system_audio_note()
     if platform.startswith("linux"):
         return "System audio appears as 'Monitor of …' sources (PulseAudio/PipeWire)."
     if platform == "win32":

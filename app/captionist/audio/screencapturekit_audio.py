@@ -1,36 +1,47 @@
-"""macOS system audio through ScreenCaptureKit: the permission check now, the capture not yet.
+"""macOS system audio through ScreenCaptureKit: whether it can be used, the permission, the source.
 
 Usage::
 
     state = screen_capture_permission()            # ScreenCapturePermission, never prompts
     state = screen_capture_permission(request=True)  # shows macOS's prompt once, if undecided
-    sources = list_screencapturekit_sources()       # [] for now: see below
+    sources = list_screencapturekit_sources()       # ["All apps (system audio)"] on macOS 13+
+    note = macos_system_audio_note()                # the source panel's sentence about it
 
-ScreenCaptureKit (macOS 13+) can deliver the computer's audio without a virtual device, but only
-to an app the user has allowed under System Settings > Privacy & Security > Screen & System Audio
-Recording; macOS asks once (``CGRequestScreenCaptureAccess``) and the app must be restarted after
-the user allows it. The check lives here, behind an injected ``quartz`` module (pyobjc's
-``Quartz``), so it is testable on any OS.
+ScreenCaptureKit (macOS 13+) delivers the computer's audio without a virtual device, but only to
+an app the user has allowed under System Settings > Privacy & Security > Screen & System Audio
+Recording. macOS asks the first time the app captures (or on ``request=True``); a grant takes
+effect after Captionist restarts, and opening the source before that fails with a message that
+says so. The source is one ``loopback`` source, "All apps", opened by
+``screencapturekit_stream.ScreenCaptureKitInputStream``. Without macOS 13 or without pyobjc's
+ScreenCaptureKit wrapper it is not listed and the note names BlackHole instead.
 
-Not yet: an audio-only ``SCStream`` source (an ``SCContentFilter`` on the main display with
-``capturesAudio`` set and ``excludesCurrentProcessAudio``, its ``CMSampleBuffer``s copied into
-the capture queue). Until it exists ``list_screencapturekit_sources`` returns no sources and the
-UI names BlackHole as the way to capture system audio on macOS (``SCREENCAPTUREKIT_NOTE``).
+pyobjc's ``Quartz`` (permission) and the availability check are injected, so all of this is
+testable on any OS.
 """
 
 from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from captionist.audio.devices import Source
+from captionist.audio.devices import Source, SourceBackend
 
 MIN_MACOS = (13, 0)
+SOURCE_ID = "screencapturekit:all-apps"
+SOURCE_NAME = "All apps"
+SAMPLE_RATE = 48000
+CHANNELS = 2
+BLACKHOLE_NOTE = (
+    "macOS does not expose system audio directly: install a virtual device such as "
+    "BlackHole and select it (or an aggregate device that includes it)."
+)
 SCREENCAPTUREKIT_NOTE = (
-    "Direct capture through ScreenCaptureKit (which asks for the Screen & System Audio Recording "
-    "permission) is not available in this version yet."
+    "System audio: choose 'All apps (system audio)'. The first time, macOS asks to allow Captionist "
+    "under Screen & System Audio Recording (System Settings > Privacy & Security); allow it, then "
+    "restart Captionist. A virtual device such as BlackHole works too."
 )
 
 
@@ -79,6 +90,34 @@ def screen_capture_permission(
     return ScreenCapturePermission.NOT_GRANTED
 
 
-def list_screencapturekit_sources() -> list[Source]:
-    """System-audio sources through ScreenCaptureKit: none yet (see the module docstring)."""
-    return []
+def screencapturekit_available(os_platform: str = sys.platform, release: str | None = None) -> bool:
+    """macOS 13+ with pyobjc's ScreenCaptureKit wrapper importable."""
+    if os_platform != "darwin" or macos_version(release) < MIN_MACOS:
+        return False
+    try:
+        import ScreenCaptureKit  # noqa: F401
+    except Exception:  # missing wrapper, or the framework failed to load
+        return False
+    return True
+
+
+def list_screencapturekit_sources(available: Callable[[], bool] = screencapturekit_available) -> list[Source]:
+    """The "All apps" system-audio source where ScreenCaptureKit can be used, else none."""
+    if not available():
+        return []
+    return [
+        Source(
+            id=SOURCE_ID,
+            name=SOURCE_NAME,
+            kind="loopback",
+            hostapi="ScreenCaptureKit",
+            channels=CHANNELS,
+            samplerate=float(SAMPLE_RATE),
+            backend=SourceBackend.SCREENCAPTUREKIT,
+        )
+    ]
+
+
+def macos_system_audio_note(available: Callable[[], bool] = screencapturekit_available) -> str:
+    """What the source panel says about system audio on this Mac."""
+    return SCREENCAPTUREKIT_NOTE if available() else BLACKHOLE_NOTE
