@@ -207,3 +207,20 @@ def test_without_an_opener_the_backend_is_a_capture_error(monkeypatch: pytest.Mo
     cap = Capture([_loopback(pa)], sd=FakeSoundDevice())  # the default opener: the library is missing
     with pytest.raises(CaptureError, match="PyAudioWPatch"):
         cap.start()
+
+
+def test_a_surround_output_opens_at_its_mix_format_and_keeps_the_centre_speaker() -> None:
+    centre = np.zeros((48000, 6), np.float32)
+    centre[:, 2] = _tone(48000, 1.0, channels=1, amp=0.6)[:, 0]  # speech sits in the centre channel
+    pa = FakePyAudioWPatch()
+    pa.add_output("Speakers (5.1)", rate=48000, channels=6, audio=centre, default=True)
+    source = _loopback(pa, "Speakers (5.1)")
+    assert source.channels == 6
+    cap = Capture([source], sd=FakeSoundDevice(), openers={SourceBackend.WASAPI_LOOPBACK: _Opened(pa)})
+    cap.start()
+    stream = pa.streams[-1]
+    assert stream.kwargs["channels"] == 6  # WASAPI shared mode: the mix format's channel count
+    assert stream.done.wait(5)
+    cap.stop()
+    pcm = _drain(cap)
+    assert rms_dbfs(pcm[1600:14400]) == pytest.approx(20 * np.log10(0.1 / np.sqrt(2)), abs=0.5)

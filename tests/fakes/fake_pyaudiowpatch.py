@@ -101,6 +101,12 @@ class FakePyAudio:
                 "isLoopbackDevice": True,
             }
 
+    def get_device_info_by_index(self, index: int) -> dict[str, Any]:
+        for info in self.get_loopback_device_info_generator():
+            if info["index"] == index:
+                return info
+        raise FakeOSError(f"[Errno -9996] Invalid device index: {index}")
+
     def get_default_wasapi_loopback(self) -> dict[str, Any]:
         for info in self.get_loopback_device_info_generator():
             if self.module.outputs[info["index"]].name == self.module.default_output:

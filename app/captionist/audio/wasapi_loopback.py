@@ -28,8 +28,13 @@ The ``pyaudio`` module is injected for tests (``tests/fakes/fake_pyaudiowpatch.p
 is imported lazily, and a missing or broken PyAudioWPatch raises ``LoopbackUnavailable``, which
 listing turns into "no loopback sources" plus ``loopback_problem()`` for the UI notice.
 
-Threads: the audio callback (PortAudio's thread) only reinterprets the bytes as a float32 view and
-hands it to the capture callback, which copies it into its bounded queue.
+Channels: WASAPI shared mode opens a loopback only at the output's mix format, so the stream
+opens every channel of the device and, when the capture asked for fewer (``SourceStream`` asks for
+at most 2), hands on their mean in each requested channel, so a 5.1 centre speaker is heard.
+
+Threads: the audio callback (PortAudio's thread) only reinterprets the bytes as a float32 view
+(downmixing a surround block into a small temporary) and hands it to the capture callback, which
+copies it into its bounded queue.
 """
 
 from __future__ import annotations
@@ -153,9 +158,16 @@ class LoopbackInputStream:
         self._watchdog: threading.Thread | None = None
         self._pa = self._pyaudio.PyAudio()
         try:
+            # WASAPI shared mode opens only at the mix format's channel count (6 for 5.1 speakers);
+            # the callback downmixes to the ``channels`` the capture asked for.
+            self.device_channels = (
+                int(self._pa.get_device_info_by_index(int(device))["maxInputChannels"]) or channels
+                if device is not None
+                else channels
+            )
             self._stream = self._pa.open(
                 format=self._pyaudio.paFloat32,
-                channels=channels,
+                channels=self.device_channels,
                 rate=int(samplerate),
                 input=True,
                 input_device_index=int(device) if device is not None else None,
@@ -170,7 +182,9 @@ class LoopbackInputStream:
     def _on_audio(self, in_data: bytes | None, frame_count: int, time_info: Any, status: int) -> tuple:
         # PortAudio's thread: a view of the bytes, handed on; the capture callback copies it.
         if in_data:
-            block = np.frombuffer(in_data, dtype=np.float32).reshape(-1, self.channels)
+            block = np.frombuffer(in_data, dtype=np.float32).reshape(-1, self.device_channels)
+            if self.device_channels != self.channels:  # every speaker counts (the centre carries speech)
+                block = np.repeat(block.mean(axis=1, keepdims=True, dtype=np.float32), self.channels, axis=1)
             self._callback(block, frame_count, time_info, status)
         return (None, self._pyaudio.paContinue)
 
@@ -192,7 +206,11 @@ class LoopbackInputStream:
         self._stopping.set()
         if self._watchdog is not None and self._watchdog is not threading.current_thread():
             self._watchdog.join(timeout=2.0)
-        self._stream.stop_stream()
+        try:
+            self._stream.stop_stream()
+        except Exception:  # a stream whose device vanished may refuse to stop; close() still runs
+            if not self.lost.is_set():
+                raise
 
     def close(self) -> None:
         self._stopping.set()
