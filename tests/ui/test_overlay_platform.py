@@ -93,11 +93,28 @@ def test_overlay_on_macos_pins_the_nswindow(qtbot) -> None:
     ]
 
 
-def test_a_failing_pin_still_shows_the_overlay(qtbot) -> None:
+def test_a_failing_pin_still_shows_the_overlay_and_is_tried_once_more(qtbot) -> None:
+    calls: list[int] = []
+
     def broken(_: QWidget) -> object:
+        calls.append(1)
         raise MacOverlayUnavailable("pyobjc is unavailable (No module named 'AppKit')")
 
     ov = CaptionOverlay(OverlaySettings(), pin=broken)
     qtbot.addWidget(ov)
     ov.show()
     assert ov.isVisible() and ov.pin_result is None and "pyobjc" in (ov.pin_error or "")
+    qtbot.waitUntil(lambda: len(calls) == 2)  # the retry on the next event-loop turn
+
+
+def test_a_window_not_ready_at_show_is_pinned_on_the_next_turn(qtbot) -> None:
+    objc = FakeObjc(windowless=True)  # the NSView is not in its NSWindow yet when showEvent runs
+
+    ov = CaptionOverlay(OverlaySettings(), pin=lambda w: pin_macos_overlay(w, objc=objc, appkit=FakeAppKit()))
+    qtbot.addWidget(ov)
+    ov.show()
+    assert "not in a window" in (ov.pin_error or "")
+    objc.windowless = False
+    objc.views.clear()  # the view is in a window now
+    qtbot.waitUntil(lambda: isinstance(ov.pin_result, MacWindowFlags))
+    assert ov.pin_error is None

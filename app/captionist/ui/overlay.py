@@ -18,7 +18,8 @@ places the window itself, so nothing is remembered there; ``platform_name`` (def
 ``QGuiApplication.platformName``) and ``window_handle`` are injectable for tests. Each time it is
 shown, ``pin`` (default ``overlay_pin.overlay_pin_for_platform()``: NSWindow flags on macOS,
 ``SetWindowPos(HWND_TOPMOST)`` on Windows, nothing elsewhere) keeps it above full-screen apps; its
-result is kept in ``pin_result`` and a failure in ``pin_error`` (the overlay still shows). Thread:
+result is kept in ``pin_result`` and a failure in ``pin_error`` (the overlay still shows; a failed
+pin is tried once more on the next event-loop turn, when the native window is fully set up). Thread:
 GUI thread only.
 """
 
@@ -106,12 +107,19 @@ class CaptionOverlay(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
-        if self._pin is None:
-            return
+        if self._pin is not None and not self._apply_pin():
+            QTimer.singleShot(0, self._apply_pin)  # once more when the native window is fully up
+
+    def _apply_pin(self) -> bool:
+        """Run the platform pin; False (and ``pin_error`` says why) if it failed."""
+        if self._pin is None or not self.isVisible():
+            return True
         try:
             self.pin_result, self.pin_error = self._pin(self), None
         except Exception as exc:  # a missing pyobjc / user32 failure: keep Qt's flags, say why
             self.pin_result, self.pin_error = None, str(exc)
+            return False
+        return True
 
     def compositor_places_windows(self) -> bool:
         """Whether the compositor, not the overlay, decides where it goes and if it stays on top."""
