@@ -55,7 +55,8 @@ MAX_SENTENCE_WORDS = 14
 # both, so no span for the second. Where they meet, a comma separates them (checked against
 # espeak-ng for every pair of demo words by tests/tools/test_demo_sentences.py).
 MERGED_PAIRS = frozenset({("no", "one")})
-HELDOUT_WORDS = (3, 10)  # words per held-out sentence (inclusive)
+HELDOUT_WORDS = (3, 10)
+RETRIES = 10  # draws of a training sentence before giving up  # words per held-out sentence (inclusive)
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,13 @@ def word_spans(
 
 
 def draw_separators(rng: np.random.Generator, words: list[str] | tuple[str, ...]) -> list[str]:
-    """What goes between the words: mostly a space, sometimes a comma or a full stop (always a
-    comma at least inside a ``MERGED_PAIRS`` pair)."""
+    """What goes between the words: mostly a space, sometimes a comma or a full stop. Never a full
+    stop after "no" (espeak-ng reads "no." as the abbreviation of "number"), and at least a comma
+    inside a ``MERGED_PAIRS`` pair."""
     out = []
     for a, b in zip(words, words[1:], strict=False):
         r = rng.random()
-        sep = ". " if r < STOP_P else ", " if r < STOP_P + COMMA_P else " "
+        sep = ". " if r < STOP_P and a != "no" else ", " if r < STOP_P + COMMA_P else " "
         out.append(", " if sep == " " and (a, b) in MERGED_PAIRS else sep)
     return out
 
@@ -173,21 +175,29 @@ class SentenceSource:
         self.voices = voices
         self.pool = pool
         self.exclude = exclude if exclude is not None else set()
+        self.failures: list[str] = []  # sentences drawn again (see ``utterance``)
 
     def utterance(self, rng: np.random.Generator, n_words: int) -> Utterance:
         if not 1 <= n_words <= MAX_SENTENCE_WORDS:
             raise ValueError(f"n_words must be 1..{MAX_SENTENCE_WORDS}; got {n_words}")
-        base = self.voices[int(rng.integers(len(self.voices)))]
-        speed = int(rng.integers(SENTENCE_SPEED_WPM[0], SENTENCE_SPEED_WPM[1] + 1))
-        voice = Voice(base.voice, speed, base.pitch, base.data_path)
-        words = tuple(str(w) for w in rng.choice(DEMO_WORDS, size=n_words))
-        while words in self.exclude:
+        # A sentence whose word events espeak-ng does not give one per word (an abbreviation or a
+        # dictionary phrase not yet known here) is drawn again: training must never stop on one.
+        for _ in range(RETRIES):
+            base = self.voices[int(rng.integers(len(self.voices)))]
+            speed = int(rng.integers(SENTENCE_SPEED_WPM[0], SENTENCE_SPEED_WPM[1] + 1))
+            voice = Voice(base.voice, speed, base.pitch, base.data_path)
             words = tuple(str(w) for w in rng.choice(DEMO_WORDS, size=n_words))
-        gap = int(rng.integers(WORD_GAP[0], WORD_GAP[1] + 1)) if rng.random() < WORD_GAP_P else 0
-        seps = draw_separators(rng, words)
-        tempo = float(rng.uniform(*TEMPO))
-        noise = rng.random() >= NO_NOISE_P
-        return sentence_utterance(rng, self.pool, words, voice, seps, gap, tempo, noise)
+            while words in self.exclude:
+                words = tuple(str(w) for w in rng.choice(DEMO_WORDS, size=n_words))
+            gap = int(rng.integers(WORD_GAP[0], WORD_GAP[1] + 1)) if rng.random() < WORD_GAP_P else 0
+            seps = draw_separators(rng, words)
+            tempo = float(rng.uniform(*TEMPO))
+            noise = rng.random() >= NO_NOISE_P
+            try:
+                return sentence_utterance(rng, self.pool, words, voice, seps, gap, tempo, noise)
+            except EspeakError as e:
+                self.failures.append(str(e))
+        raise EspeakError(f"{RETRIES} sentences in a row failed; the last: {self.failures[-1]}")
 
     def batch(self, rng: np.random.Generator, size: int) -> list[Utterance]:
         """``size`` sentences of one random word count (1..MAX_SENTENCE_WORDS)."""
