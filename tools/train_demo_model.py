@@ -2,7 +2,7 @@
 
 Dev-only: needs the `reference` extra (torch==2.13.0, transformers) and espeak-ng. Seeded (data,
 initialisation, delays). Run from the repository root; the shipped model is the first command
-(about 60 minutes on 2 cores)::
+(48 minutes on 2 cores)::
 
     python tools/train_demo_model.py
     python tools/train_demo_model.py --steps 200 --out /tmp/demo.gguf   # a quick smoke run

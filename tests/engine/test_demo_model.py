@@ -77,10 +77,10 @@ def _score(demo: engine.Model, clips: list[dict], delay_ms: int, path=None) -> t
 @pytest.mark.parametrize("through", ["16k", "48k"])
 @pytest.mark.parametrize("delay_ms", DELAYS_MS)
 def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int, through: str) -> None:
-    # The model's held-out WER is a few % (README, 240 utterances); these 8 clips (40 words) must
-    # stay within 15 % and at least half must come out exactly, also through a 48 kHz round trip
-    # (where the model trained at 16 kHz only got 42 % wrong). A random-weight model of this shape
-    # scores ~100 %.
+    # The model's held-out WER on words spoken one at a time is about 10 % (README, 120 utterances);
+    # these 8 clips (40 words) must stay within 15 % and at least half must come out exactly, also
+    # through a 48 kHz round trip (where the model trained at 16 kHz only got 42 % wrong). A
+    # random-weight model of this shape scores ~100 %.
     wer, exact, got = _score(demo, CLIPS, delay_ms, None if through == "16k" else through_48k)
     assert wer <= 0.15, got
     assert exact >= len(CLIPS) // 2, got
@@ -91,12 +91,14 @@ def test_offline_transcribes_the_spoken_words(demo: engine.Model, delay_ms: int,
 def test_connected_speech_comes_out_also_through_a_48k_round_trip(
     demo: engine.Model, delay_ms: int, through: str
 ) -> None:
-    # Whole sentences, no pauses between words (50 words in 8 clips), as they are and as a 48 kHz
-    # device and the capture path's resampler deliver them. The model that learnt only words
-    # spoken one at a time got 60-70 % of these wrong.
+    # Whole sentences, no pauses between words (52 words in 8 clips), as they are and as a 48 kHz
+    # device and the capture path's resampler deliver them. The shipped model gets about 21 % of
+    # held-out sentences' words wrong either way (README); these clips must stay within 30 % and
+    # two must come out exactly. The model that learnt only words spoken one at a time got 62 %
+    # and 69 % of these wrong, none exactly; a random-weight model ~100 %.
     wer, exact, got = _score(demo, SENTENCES, delay_ms, None if through == "16k" else through_48k)
-    assert wer <= 0.15, got
-    assert exact >= len(SENTENCES) // 2, got
+    assert wer <= 0.30, got
+    assert exact >= 2, got
 
 
 def test_text_is_lower_case_words_separated_by_single_spaces(demo: engine.Model) -> None:
@@ -133,10 +135,10 @@ def test_shorter_delay_brings_words_out_earlier(demo: engine.Model) -> None:
     assert latency[240] < latency[480] < latency[960], latency
     # Each word comes out about the chosen delay after its end (80 ms slots, 80 ms feeds). Training
     # put a word's token d + 1 slots after the slot its end falls in, but the model decides for
-    # itself when a word has ended (training's end is a -45 dB threshold), and at long delays it
-    # often emits a slot early: on this clip the mean is 950 ms at 960 ms.
+    # itself when a word has ended (training's end is a -45 dB threshold): over 120 held-out
+    # utterances it is 60-190 ms later than the delay on average (README), on this clip 180-350 ms.
     for delay, mean in latency.items():
-        assert delay - 160 <= mean <= delay + 320, latency
+        assert delay - 160 <= mean <= delay + 400, latency
 
 
 def test_cli_transcribe_uses_the_demo_model_by_default(demo: engine.Model, tmp_path: Path) -> None:
