@@ -6,13 +6,12 @@ argv list: no shell, no quoting). An agent whose ``Label`` is not Captionist's i
 
 from __future__ import annotations
 
-import contextlib
-import os
 import plistlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
+from captionist.autostart.entry_file import remove_entry, write_entry
+from captionist.autostart.login_item import LoginItemState, refuse_unless_ours
 
 LABEL = "org.captionist.Captionist"
 MAX_PLIST_BYTES = 256 * 1024
@@ -50,24 +49,11 @@ class LaunchAgent:
 
     def enable(self, command: Sequence[str]) -> None:
         refuse_unless_ours(self.state(), self.location())
-        temporary = self.path.with_name(f".{self.path.name}.tmp")
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(agent_plist(command))
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise LoginItemError(f"could not write {self.path}: {exc.strerror or exc}") from exc
+        write_entry(self.path, agent_plist(command))
 
     def disable(self) -> None:
         state = self.state()
         if state is LoginItemState.OFF:
             return
         refuse_unless_ours(state, self.location())
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise LoginItemError(f"could not remove {self.path}: {exc.strerror or exc}") from exc
+        remove_entry(self.path)

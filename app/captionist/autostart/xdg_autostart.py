@@ -9,11 +9,11 @@ counts as off, and turning start at login on rewrites it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from captionist.autostart.entry_file import remove_entry, write_entry
 from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 FILE_NAME = "captionist.desktop"
@@ -87,25 +87,11 @@ class XdgAutostart:
 
     def enable(self, command: Sequence[str]) -> None:
         refuse_unless_ours(self.state(), self.location())
-        entry = desktop_entry(command)
-        temporary = self.path.with_name(f".{FILE_NAME}.tmp")
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(entry, encoding="utf-8")
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise LoginItemError(f"could not write {self.path}: {exc.strerror or exc}") from exc
+        write_entry(self.path, desktop_entry(command).encode("utf-8"))
 
     def disable(self) -> None:
         state = self.state()
         if state is LoginItemState.OFF:
             return
         refuse_unless_ours(state, self.location())
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise LoginItemError(f"could not remove {self.path}: {exc.strerror or exc}") from exc
+        remove_entry(self.path)
