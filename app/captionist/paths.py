@@ -68,6 +68,11 @@ def default_transcript_dir() -> Path:
     return Path(platformdirs.user_documents_dir()) / APP_NAME
 
 
+def default_captions_file() -> Path:
+    """The text file of the current caption lines for OBS text sources (beside the transcripts)."""
+    return default_transcript_dir() / "captions.txt"
+
+
 def bundled_demo_model() -> Path:
     """Location of the small demo model shipped inside the package (may not exist)."""
     return Path(__file__).resolve().parent / "models_data" / "demo.gguf"

@@ -80,6 +80,30 @@ class ShortcutSettings:
 
 
 @dataclass
+class FeedSettings:
+    """The caption feed (``captionist.feed``): off until switched on; on this machine only unless
+    ``lan`` (then ``token`` is required, generated when first needed)."""
+
+    enabled: bool = False
+    port: int = 8791
+    lan: bool = False
+    token: str = ""
+    text_file: bool = False  # also keep a text file of the current lines (OBS text sources)
+    text_file_path: str = ""  # "" -> paths.default_captions_file()
+    width: int = 42  # characters per line in the plain-text captions
+
+
+@dataclass
+class AlertSettings:
+    """Keyword alerts: words or names that, when spoken, are highlighted and announced."""
+
+    keywords: list[str] = field(default_factory=list)
+    notify: bool = True  # a tray notification
+    sound: bool = False
+    color: str = "#ff9f43"  # the highlight in the overlay, the transcript and the caption page
+
+
+@dataclass
 class Settings:
     schema: int = SCHEMA_VERSION
     sources: list[str] = field(default_factory=list)  # device ids ("pa:3", "pulse:null.monitor")
@@ -94,6 +118,8 @@ class Settings:
     silence_warning_s: float = 10.0
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     shortcuts: ShortcutSettings = field(default_factory=ShortcutSettings)
+    feed: FeedSettings = field(default_factory=FeedSettings)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
     first_run_done: bool = False
     start_at_login: bool = False  # the user's choice; the login item on disk is the real state
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
@@ -183,6 +209,7 @@ def _is_text_list(v: Any) -> bool:
 
 
 _COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|[a-zA-Z]{1,32}")
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{0,128}")
 MAX_COORD = 32767  # what window systems take for a position or size
 MAX_LATENCY_MS = 60_000
 MAX_PATH = 4096
@@ -216,9 +243,25 @@ _RULES: dict[str, Rule] = {
     "overlay.visible": _is_bool,
     "shortcuts.enabled": _is_bool,
     **{f"shortcuts.{action.value}": _is_key_sequence for action in ShortcutAction},
+    "feed.enabled": _is_bool,
+    "feed.port": _is_int(0, 65535),
+    "feed.lan": _is_bool,
+    "feed.token": lambda v: isinstance(v, str) and bool(_TOKEN.fullmatch(v)),
+    "feed.text_file": _is_bool,
+    "feed.text_file_path": _is_text(MAX_PATH),
+    "feed.width": _is_int(8, 400),
+    "alerts.keywords": _is_text_list,
+    "alerts.notify": _is_bool,
+    "alerts.sound": _is_bool,
+    "alerts.color": _is_colour,
 }
 # Settings grouped in a dataclass of their own: the field -> its class (each of its fields has a rule).
-_GROUPS: dict[str, type] = {"overlay": OverlaySettings, "shortcuts": ShortcutSettings}
+_GROUPS: dict[str, type] = {
+    "overlay": OverlaySettings,
+    "shortcuts": ShortcutSettings,
+    "feed": FeedSettings,
+    "alerts": AlertSettings,
+}
 # Mapping settings (string keys): the rule for each value.
 _MAP_RULES: dict[str, Rule] = {
     "latency_ms": _is_int(0, MAX_LATENCY_MS),

@@ -84,6 +84,7 @@ class SessionController(QObject):
     notice = Signal(str)
     error = Signal(str)
     state_changed = Signal(str)  # "idle" | "running" | "stopping"
+    session_started = Signal(object)  # SessionConfig of a session that started (before its captions)
     session_finished = Signal(object)  # SessionResult
 
     def __init__(
@@ -261,6 +262,7 @@ class SessionController(QObject):
         self._silence_timer.start()
         self._lag_timer.start()
         self._set_state("running")
+        emit(self.session_started, config)
         self._thread.start()
         return True
 

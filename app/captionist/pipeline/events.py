@@ -9,6 +9,12 @@ from captionist.engine import StreamEvent, Token
 from captionist.pipeline.lag import LagState
 
 
+def is_text_token(token: Token) -> bool:
+    """Whether ``token`` carries caption text (not a control token, not empty): what the caption
+    feed and keyword alerts number as a session's text tokens."""
+    return not token.is_control and bool(token.piece)
+
+
 class GapReason(enum.Enum):
     """Why audio was not transcribed; the value is the wording used in the transcript and overlay."""
 

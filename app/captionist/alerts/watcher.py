@@ -1,0 +1,116 @@
+"""Follows a session's committed text and reports each spoken keyword once.
+
+Usage::
+
+    watcher = AlertWatcher(KeywordList.parse(["alice", "two three"]))
+    watcher.begin_session()
+    for hit in watcher.feed(update):    # a CaptionUpdate; hits in the order they were spoken
+        print(hit.keyword, hit.time_ms, hit.first_token, hit.last_token)
+
+A word counts once it is complete: when the next word begins, the utterance ends, audio is
+skipped (a gap) or the session's final update arrives, so a name split over several tokens or
+updates is matched whole and a word that is still growing ("two" of "twenty") is not. A keyword of
+several words matches across token and update boundaries but not across a gap. Token numbers are
+the session-wide indices of text tokens, the same as the caption feed's. Not thread-safe: one
+owner (the GUI thread).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from captionist.alerts.keywords import MAX_WORDS, KeywordList, normalize
+from captionist.pipeline.events import CaptionUpdate, is_text_token
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    keyword: str  # as the user wrote it
+    text: str  # the words as spoken (with their case and punctuation)
+    time_ms: int  # when its first word began, ms since the session started
+    first_token: int
+    last_token: int
+
+    def feed_data(self) -> dict[str, object]:
+        """The caption feed's ``alert`` event data (docs/caption-feed.md)."""
+        return {
+            "keyword": self.keyword,
+            "text": self.text,
+            "time_ms": self.time_ms,
+            "tokens": list(range(self.first_token, self.last_token + 1)),
+        }
+
+
+@dataclass
+class _Word:
+    text: str
+    first: int
+    last: int
+    time_ms: int
+
+
+class AlertWatcher:
+    def __init__(self, keywords: KeywordList | None = None) -> None:
+        self.keywords = keywords or KeywordList()
+        self.begin_session()
+
+    def set_keywords(self, keywords: KeywordList) -> None:
+        self.keywords = keywords
+
+    def begin_session(self) -> None:
+        self._index = 0  # the next text token's session index
+        self._word: _Word | None = None
+        self._done: deque[_Word] = deque(maxlen=MAX_WORDS)
+
+    def feed(self, update: CaptionUpdate) -> list[KeywordHit]:
+        hits: list[KeywordHit] = []
+        if update.gap is not None:
+            self._end_word(hits)
+            self._done.clear()
+            return hits
+        ends = set(update.utterance_ends)
+        for position, token in enumerate(update.new_tokens):
+            if position in ends:
+                self._end_word(hits)
+            if not is_text_token(token):
+                continue
+            index, self._index = self._index, self._index + 1
+            for i, part in enumerate(token.piece.split(" ")):
+                if i:
+                    self._end_word(hits)
+                if part.strip():
+                    self._add(part, index, token.time_ms)
+        if len(update.new_tokens) in ends or update.final:
+            self._end_word(hits)
+        return hits
+
+    def _add(self, text: str, index: int, time_ms: int) -> None:
+        for i, chunk in enumerate(text.split()):  # other whitespace (tabs, new lines) splits words too
+            if i:
+                self._end_word([])
+            if self._word is None:
+                self._word = _Word(chunk, index, index, time_ms)
+            else:
+                self._word.text += chunk
+                self._word.last = index
+
+    def _end_word(self, hits: list[KeywordHit]) -> None:
+        word, self._word = self._word, None
+        if word is None or not normalize(word.text):
+            return
+        self._done.append(word)
+        if not self.keywords:
+            return
+        words = list(self._done)
+        for keyword in self.keywords.ending_at([w.text for w in words]):
+            spoken = words[-len(keyword.words) :]
+            hits.append(
+                KeywordHit(
+                    keyword.text,
+                    " ".join(w.text for w in spoken),
+                    spoken[0].time_ms,
+                    spoken[0].first,
+                    spoken[-1].last,
+                )
+            )

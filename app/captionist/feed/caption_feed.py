@@ -1,0 +1,178 @@
+"""The desktop app's caption feed: the hub, the web server and the captions text file, kept as the
+settings say and fed from the session controller.
+
+Usage::
+
+    feed = CaptionFeed(settings)                  # Settings (feed, overlay and alerts read live)
+    feed.attach(controller)                       # sessions and captions go to the hub
+    feed.apply()                                  # after the feed settings changed: start/stop/move
+    feed.url, feed.error                          # what the UI shows ("" / None when off)
+    feed.publish_alert(hit)                       # a KeywordHit (KeywordAlerts.hit)
+    feed.shutdown()                               # at exit
+
+Off by default. On this machine (``127.0.0.1``) no token is needed; ``FeedSettings.lan`` binds all
+addresses and requires the token, which is generated (and saved) the first time it is needed and
+kept, so a URL pasted into OBS stays valid; ``new_token`` replaces it. A port that is taken or a
+write that fails is reported through ``error``/``changed``; the app goes on without the feed.
+GUI thread only (the server runs on its own thread).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from captionist import paths
+from captionist.feed.access import DEFAULT_HOST, BindAddress, new_token
+from captionist.feed.hub import CaptionHub
+from captionist.feed.server import FeedError, FeedServer
+from captionist.feed.text_file import CaptionTextFile
+from captionist.pipeline.events import CaptionUpdate
+from captionist.pipeline.signals import emit
+from captionist.settings import Settings
+
+LAN_HOST = "0.0.0.0"  # noqa: S104 - the user's explicit choice, and the token is then required
+
+
+def page_style(settings: Settings) -> dict[str, Any]:
+    """The overlay's look (and the keyword highlight) as the caption page's style."""
+    o = settings.overlay
+    return {
+        "lines": o.lines,
+        "font_family": o.font_family,
+        "font_size": o.font_size,
+        "text_color": o.text_color,
+        "newest_color": o.newest_color,
+        "background_color": o.background_color,
+        "background_opacity": o.background_opacity,
+        "outline": o.outline,
+        "shadow": o.shadow,
+        "alert_color": settings.alerts.color,
+    }
+
+
+class CaptionFeed(QObject):
+    changed = Signal()  # url or error changed
+    settings_changed = Signal()  # a token was generated: save the settings
+
+    def __init__(self, settings: Settings, hub: CaptionHub | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.hub = hub or CaptionHub()
+        self.server: FeedServer | None = None
+        self.text_file: CaptionTextFile | None = None
+        self.error: str | None = None
+        self._serving: tuple[str, int, str | None] | None = None  # host, port, token of the server
+        self.hub.set_style(page_style(settings))
+
+    @property
+    def url(self) -> str:
+        return self.server.url if self.server is not None else ""
+
+    @property
+    def text_file_path(self) -> Path:
+        f = self.settings.feed
+        return Path(f.text_file_path).expanduser() if f.text_file_path else paths.default_captions_file()
+
+    def attach(self, controller: Any) -> None:
+        controller.session_started.connect(self.on_session_started)
+        controller.caption.connect(self.on_caption)
+        controller.session_finished.connect(self.on_session_finished)
+
+    # --- settings -----------------------------------------------------------------------------
+    def apply(self) -> None:
+        """Bring the server and the text file in line with ``settings.feed`` (and restyle)."""
+        f = self.settings.feed
+        self.hub.set_style(page_style(self.settings))
+        wanted: tuple[str, int, str | None] | None = None
+        if f.enabled:
+            if f.lan and not f.token:
+                f.token = new_token()
+                emit(self.settings_changed)
+            wanted = (LAN_HOST, f.port, f.token) if f.lan else (DEFAULT_HOST, f.port, None)
+        if wanted != self._serving or (wanted is not None and self.server is None):
+            self._stop_server()
+            self.error = None
+            if wanted is not None:
+                server = FeedServer(
+                    self.hub, BindAddress(wanted[0], wanted[1]), wanted[2], self._page_options
+                )
+                try:
+                    server.start()
+                except FeedError as exc:
+                    self.error = str(exc)
+                else:
+                    self.server = server
+                self._serving = wanted
+        self._apply_text_file()
+        emit(self.changed)
+
+    def new_token(self) -> None:
+        """Replace the access token (links with the old one stop working)."""
+        self.settings.feed.token = new_token()
+        emit(self.settings_changed)
+        self.apply()
+
+    def _apply_text_file(self) -> None:
+        f = self.settings.feed
+        if not (f.enabled and f.text_file):
+            self.text_file = None
+            return
+        if self.text_file is None or self.text_file.path != self.text_file_path:
+            self.text_file = CaptionTextFile(self.text_file_path, on_error=self._file_failed)
+            self._write_text_file()
+
+    def _file_failed(self, message: str) -> None:
+        self.error = message
+        emit(self.changed)
+
+    def _write_text_file(self) -> None:
+        if self.text_file is not None:
+            had_error = self.text_file.error is not None
+            if self.text_file.update(
+                self.hub.current_lines(self.settings.overlay.lines, self.settings.feed.width)
+            ):
+                if had_error:
+                    self.error = None
+                    emit(self.changed)
+
+    def _page_options(self) -> dict[str, Any]:
+        return {"style": page_style(self.settings)}
+
+    def _stop_server(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        self.server, self._serving = None, None
+
+    def shutdown(self) -> None:
+        self._stop_server()
+
+    # --- sessions -----------------------------------------------------------------------------
+    @Slot(object)
+    def on_session_started(self, config: Any) -> None:
+        self.hub.begin_session(
+            {
+                "model": Path(config.model_path).name,
+                "sources": [getattr(s, "name", str(s)) for s in config.sources],
+                "latency_ms": config.latency_ms,
+                "language": config.language,
+            }
+        )
+        self._write_text_file()
+
+    @Slot(object)
+    def on_caption(self, update: CaptionUpdate) -> None:
+        self.hub.publish(update)
+        self._write_text_file()
+
+    @Slot(object)
+    def on_session_finished(self, result: Any) -> None:
+        summary = getattr(result, "summary", None)
+        self.hub.end_session(
+            {"audio_ms": getattr(summary, "audio_ms", 0), "error": getattr(summary, "error", None)}
+        )
+
+    def publish_alert(self, hit: Any) -> None:
+        self.hub.publish_alert(hit.feed_data())
