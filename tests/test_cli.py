@@ -14,6 +14,7 @@ import captionist
 from captionist import __version__, engine
 from captionist.__main__ import main
 from captionist._version import __version__ as version_source
+from captionist.feed.access import BindAddress
 
 
 def _one_error_line(err: str) -> str:
@@ -104,6 +105,9 @@ def test_quantize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> No
     assert "quantization is not available" in _one_error_line(capsys.readouterr().err)
 
 
+NO_FEED = {"serve": None, "serve_token": None, "captions_file": None, "keywords": []}
+
+
 def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     _fake_module(monkeypatch, "captionist.pipeline.headless", run_live=lambda **kw: calls.append(kw) or 3)
@@ -119,6 +123,7 @@ def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             "output": out,
             "duration": 1.5,
             "backend": "cpu",
+            **NO_FEED,
         }
     ]
     assert main(["live"]) == 3
@@ -130,9 +135,25 @@ def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "output": None,
         "duration": None,
         "backend": "auto",
+        **NO_FEED,
     }
     assert main(["live", "--latency-ms", "160", "--language", "de-DE"]) == 3
     assert (calls[2]["latency_ms"], calls[2]["language"]) == (160, "de-DE")
+    argv = ["live", "--serve", "0.0.0.0:0", "--serve-token", "tok_12345", "--captions-file", "c.txt"]
+    assert main([*argv, "--keyword", "Alice", "--keyword", "budget review"]) == 3
+    assert calls[3]["serve"] == BindAddress("0.0.0.0", 0) and calls[3]["serve_token"] == "tok_12345"
+    assert calls[3]["captions_file"] == Path("c.txt") and calls[3]["keywords"] == ["Alice", "budget review"]
+    assert main(["live", "--serve", "8791"]) == 3 and calls[4]["serve"] == BindAddress("127.0.0.1", 8791)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["--serve", "http://x"], "--serve takes [HOST:]PORT"), (["--serve", "99999"], "port must be 0-65535"),
+     (["--serve", "0", "--serve-token", "short"], "--serve-token must be 8-128")],
+)  # fmt: skip
+def test_live_refuses_a_bad_serve_option_in_one_line(argv: list[str], message: str, capsys) -> None:
+    assert main(["live", *argv]) == 2
+    assert message in _one_error_line(capsys.readouterr().err)
 
 
 def test_live_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -7,6 +7,7 @@ one-line error instead of breaking the whole CLI.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,21 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl+C)")
     p.add_argument("--backend", default="auto", help=BACKEND_HELP)
+    p.add_argument(
+        "--serve",
+        metavar="[HOST:]PORT",
+        help="serve the caption page, events and text for OBS and browsers (port 0: a free one; "
+        "host default 127.0.0.1, anything else needs the token shown in the URL)",
+    )
+    p.add_argument("--serve-token", metavar="TOKEN", help="the access token for --serve beyond this machine")
+    p.add_argument("--captions-file", type=Path, metavar="FILE", help="keep the current lines in FILE")
+    p.add_argument(
+        "--keyword",
+        action="append",
+        default=[],
+        metavar="WORD",
+        help="announce when WORD (or a phrase) is spoken; repeat for more",
+    )
     p.set_defaults(func=cmd_live)
 
     p = sub.add_parser(
@@ -106,6 +122,15 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.duration is not None and args.duration <= 0:
         raise CliError(f"--duration must be > 0 seconds; got {args.duration}")
     latency_ms = latency_option(args)
+    serve = None
+    if args.serve is not None:
+        parse_bind = import_attr("captionist.feed.access", "parse_bind", "the caption feed")
+        try:
+            serve = parse_bind(args.serve)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    if args.serve_token is not None and not re.fullmatch(r"[A-Za-z0-9_-]{8,128}", args.serve_token):
+        raise CliError("--serve-token must be 8-128 letters, digits, '-' or '_'")
     run_live = import_attr("captionist.pipeline.headless", "run_live", "live captioning")
     return int(
         run_live(
@@ -116,6 +141,10 @@ def cmd_live(args: argparse.Namespace) -> int:
             output=args.output,
             duration=args.duration,
             backend=args.backend,
+            serve=serve,
+            serve_token=args.serve_token,
+            captions_file=args.captions_file,
+            keywords=args.keyword,
         )
     )
 

@@ -28,10 +28,12 @@ def test_a_longer_word_is_not_a_hit_and_ends_finals_and_gaps_complete_words() ->
     assert [h.keyword for h in watcher.feed(u.make([" two"], final=True))] == ["two"]
 
 
-def test_phrases_match_across_updates_and_utterances_but_not_across_a_gap() -> None:
+def test_phrases_match_across_updates_but_not_across_an_utterance_end_or_a_gap() -> None:
     watcher, u = AlertWatcher(KeywordList.parse(["hello world"])), UpdateMaker()
-    watcher.feed(u.make([" hello"], ends=[1]))
+    watcher.feed(u.make([" hello"]))
     assert [h.text for h in watcher.feed(u.make([" world", " again"]))] == ["hello world"]
+    watcher.feed(u.make([" hello"], ends=[1]))
+    assert watcher.feed(u.make([" world", " x"])) == []
     watcher.feed(u.make([" hello"]))
     watcher.feed(u.gap(0, 100))
     assert watcher.feed(u.make([" world", " x"])) == []

@@ -69,7 +69,7 @@ def test_keys_that_cannot_be_a_global_shortcut_are_refused_with_the_reason(parts
     qtbot.keyClick(edit, Qt.Key.Key_K)  # no modifier: it would fire while typing
     assert prefs.settings.shortcuts.start_stop == "Ctrl+Alt+Shift+S" and len(factory.started) == 1
     assert shown(box)[ShortcutAction.START_STOP] == "Ctrl+Alt+Shift+S"  # the edit shows what is stored
-    assert box.problem.isVisibleTo(prefs)
+    assert box.problem.isVisibleTo(box)
     assert (
         box.problem.text()
         == "Start/stop captions: K: needs Ctrl, Alt or Meta too, or it would fire while you type."
@@ -86,7 +86,7 @@ def test_keys_another_action_uses_are_refused(parts) -> None:
     assert "would also fire Ctrl+Alt+T" in box.problem.text()
     assert prefs.settings.shortcuts.start_stop == "Ctrl+Alt+Shift+S" and len(factory.started) == 1
     assert box.set_key(ShortcutAction.START_STOP, "Ctrl+Alt+F8")  # a good one clears the complaint
-    assert not box.problem.isVisibleTo(prefs) and "<ctrl>+<alt>+<f8>" in factory.listener.hotkeys
+    assert not box.problem.isVisibleTo(box) and "<ctrl>+<alt>+<f8>" in factory.listener.hotkeys
 
 
 def test_clear_leaves_an_action_without_a_shortcut_and_defaults_restore(parts, qtbot) -> None:

@@ -10,7 +10,8 @@ Usage::
 A word counts once it is complete: when the next word begins, the utterance ends, audio is
 skipped (a gap) or the session's final update arrives, so a name split over several tokens or
 updates is matched whole and a word that is still growing ("two" of "twenty") is not. A keyword of
-several words matches across token and update boundaries but not across a gap. Token numbers are
+several words matches across token and update boundaries within one utterance (one caption line,
+as the overlay and the transcript show it), not across an utterance end or a gap. Token numbers are
 the session-wide indices of text tokens, the same as the caption feed's. Not thread-safe: one
 owner (the GUI thread).
 """
@@ -66,13 +67,12 @@ class AlertWatcher:
     def feed(self, update: CaptionUpdate) -> list[KeywordHit]:
         hits: list[KeywordHit] = []
         if update.gap is not None:
-            self._end_word(hits)
-            self._done.clear()
+            self._end_line(hits)
             return hits
         ends = set(update.utterance_ends)
         for position, token in enumerate(update.new_tokens):
             if position in ends:
-                self._end_word(hits)
+                self._end_line(hits)
             if not is_text_token(token):
                 continue
             index, self._index = self._index, self._index + 1
@@ -82,8 +82,13 @@ class AlertWatcher:
                 if part.strip():
                     self._add(part, index, token.time_ms)
         if len(update.new_tokens) in ends or update.final:
-            self._end_word(hits)
+            self._end_line(hits)
         return hits
+
+    def _end_line(self, hits: list[KeywordHit]) -> None:
+        """An end of utterance (or of the session): a keyword of several words does not span it."""
+        self._end_word(hits)
+        self._done.clear()
 
     def _add(self, text: str, index: int, time_ms: int) -> None:
         for i, chunk in enumerate(text.split()):  # other whitespace (tabs, new lines) splits words too

@@ -6,14 +6,16 @@ Usage::
     feed = CaptionFeed(settings)                  # Settings (feed, overlay and alerts read live)
     feed.attach(controller)                       # sessions and captions go to the hub
     feed.apply()                                  # after the feed settings changed: start/stop/move
-    feed.url, feed.error                          # what the UI shows ("" / None when off)
+    feed.serve(BindAddress("0.0.0.0", 0), token)   # or an explicit address (``captionist live --serve``)
+    feed.url, feed.error                          # what the UI shows ("" / None when off or working)
     feed.publish_alert(hit)                       # a KeywordHit (KeywordAlerts.hit)
     feed.shutdown()                               # at exit
 
-Off by default. On this machine (``127.0.0.1``) no token is needed; ``FeedSettings.lan`` binds all
-addresses and requires the token, which is generated (and saved) the first time it is needed and
-kept, so a URL pasted into OBS stays valid; ``new_token`` replaces it. A port that is taken or a
-write that fails is reported through ``error``/``changed``; the app goes on without the feed.
+Off by default; the text file is a setting of its own (it needs no server). On this machine
+(``127.0.0.1``) no token is needed; ``FeedSettings.lan`` binds all addresses and requires the
+token, which is generated (and saved) the first time it is needed and kept, so a URL pasted into
+OBS stays valid; ``new_token`` replaces it. A port that is taken or a write that fails is reported
+through ``error``/``changed``; the app goes on without the feed.
 GUI thread only (the server runs on its own thread).
 """
 
@@ -63,9 +65,14 @@ class CaptionFeed(QObject):
         self.hub = hub or CaptionHub()
         self.server: FeedServer | None = None
         self.text_file: CaptionTextFile | None = None
-        self.error: str | None = None
+        self.server_error: str | None = None
         self._serving: tuple[str, int, str | None] | None = None  # host, port, token of the server
         self.hub.set_style(page_style(settings))
+
+    @property
+    def error(self) -> str | None:
+        """Why the server or the captions file does not work (None: all is well)."""
+        return self.server_error or (self.text_file.error if self.text_file is not None else None)
 
     @property
     def url(self) -> str:
@@ -86,28 +93,35 @@ class CaptionFeed(QObject):
         """Bring the server and the text file in line with ``settings.feed`` (and restyle)."""
         f = self.settings.feed
         self.hub.set_style(page_style(self.settings))
-        wanted: tuple[str, int, str | None] | None = None
+        bind, token = None, None
         if f.enabled:
             if f.lan and not f.token:
                 f.token = new_token()
                 emit(self.settings_changed)
-            wanted = (LAN_HOST, f.port, f.token) if f.lan else (DEFAULT_HOST, f.port, None)
-        if wanted != self._serving or (wanted is not None and self.server is None):
-            self._stop_server()
-            self.error = None
-            if wanted is not None:
-                server = FeedServer(
-                    self.hub, BindAddress(wanted[0], wanted[1]), wanted[2], self._page_options
-                )
-                try:
-                    server.start()
-                except FeedError as exc:
-                    self.error = str(exc)
-                else:
-                    self.server = server
-                self._serving = wanted
-        self._apply_text_file()
+            bind = BindAddress(LAN_HOST if f.lan else DEFAULT_HOST, f.port)
+            token = f.token if f.lan else None
+        self.serve(bind, token)
+        self.apply_text_file()
         emit(self.changed)
+
+    def serve(self, bind: BindAddress | None, token: str | None = None) -> None:
+        """Serve on ``bind`` (None: stop serving); a failure is kept in ``error``. A server already
+        on that address with that token is left as it is (its readers stay connected)."""
+        wanted = None if bind is None else (bind.host, bind.port, token)
+        if wanted == self._serving and (wanted is None or self.server is not None):
+            return
+        self._stop_server()
+        self.server_error = None
+        if bind is None:
+            return
+        server = FeedServer(self.hub, bind, token, self._page_options)
+        try:
+            server.start()
+        except FeedError as exc:
+            self.server_error = str(exc)
+        else:
+            self.server = server
+        self._serving = wanted
 
     def new_token(self) -> None:
         """Replace the access token (links with the old one stop working)."""
@@ -115,28 +129,21 @@ class CaptionFeed(QObject):
         emit(self.settings_changed)
         self.apply()
 
-    def _apply_text_file(self) -> None:
-        f = self.settings.feed
-        if not (f.enabled and f.text_file):
+    def apply_text_file(self) -> None:
+        """Keep (or stop keeping) the captions text file as ``settings.feed`` says."""
+        if not self.settings.feed.text_file:
             self.text_file = None
             return
         if self.text_file is None or self.text_file.path != self.text_file_path:
-            self.text_file = CaptionTextFile(self.text_file_path, on_error=self._file_failed)
+            self.text_file = CaptionTextFile(self.text_file_path, on_error=lambda _: emit(self.changed))
             self._write_text_file()
-
-    def _file_failed(self, message: str) -> None:
-        self.error = message
-        emit(self.changed)
 
     def _write_text_file(self) -> None:
         if self.text_file is not None:
             had_error = self.text_file.error is not None
-            if self.text_file.update(
-                self.hub.current_lines(self.settings.overlay.lines, self.settings.feed.width)
-            ):
-                if had_error:
-                    self.error = None
-                    emit(self.changed)
+            lines = self.hub.current_lines(self.settings.overlay.lines, self.settings.feed.width)
+            if self.text_file.update(lines) and had_error:
+                emit(self.changed)  # it works again
 
     def _page_options(self) -> dict[str, Any]:
         return {"style": page_style(self.settings)}

@@ -18,6 +18,12 @@ remains. ``output`` must be a new path or a regular file. Without ``output`` the
 ``paths.default_transcript_dir()`` as timestamped txt.
 Ctrl-C (or the duration) stops capture; audio already captured is still transcribed.
 
+The caption feed (``captionist.feed``): ``serve`` (a ``BindAddress``) serves the caption page,
+events and text lines while the session runs, and prints ``serving captions at URL`` as the first
+line on stdout; beyond the loopback the URL carries ``serve_token`` or a generated token.
+``captions_file`` keeps a text file of the current lines; ``keywords`` are announced on stderr
+(and on the feed) when spoken.
+
 Nothing captured is lost to a write failure (a full disk): the committed tokens are also kept in
 memory, and if the transcript could not be written during or at the end of the session it is
 written again from them, to ``output`` (or the session file), else to a file in the system's
@@ -31,7 +37,7 @@ from __future__ import annotations
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,8 +45,13 @@ from typing import Any, TextIO
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Slot
 
 from captionist import paths
+from captionist.alerts.keyword_alerts import KeywordAlerts
+from captionist.alerts.watcher import KeywordHit
 from captionist.audio.devices import find_source, import_sounddevice, list_sources
 from captionist.engine import Token
+from captionist.feed.access import BindAddress, new_token
+from captionist.feed.caption_feed import CaptionFeed
+from captionist.feed.server import FeedError
 from captionist.models import default_model_path
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import (
@@ -51,6 +62,7 @@ from captionist.pipeline.controller import (
     load_engine_model,
 )
 from captionist.pipeline.events import CaptionUpdate
+from captionist.settings import Settings
 from captionist.transcript import (
     SessionWriter,
     UtteranceEnd,
@@ -117,6 +129,11 @@ class CaptionPrinter(QObject):
         return render(fmt, segment_tokens(items, token_ms=token_ms), timestamps=timestamps, meta=meta)
 
     @Slot(object)
+    def on_alert(self, hit: KeywordHit) -> None:
+        seconds = hit.time_ms / 1000
+        self.on_message(f'keyword "{hit.keyword}" at {int(seconds // 60)}:{seconds % 60:04.1f}: {hit.text}')
+
+    @Slot(object)
     def on_finished(self, result: SessionResult) -> None:
         self.result = result
         QCoreApplication.quit()
@@ -154,6 +171,24 @@ def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Pa
     return None
 
 
+def start_feed(
+    serve: BindAddress | None, token: str | None, captions_file: Path | None, out: TextIO
+) -> CaptionFeed:
+    """The caption feed for ``--serve``/``--captions-file``; prints ``serving captions at URL`` (the
+    first line on stdout) once it listens. A port in use is a ``FeedError`` (an ``OSError``)."""
+    settings = Settings()
+    settings.feed.text_file = captions_file is not None
+    settings.feed.text_file_path = str(captions_file or "")
+    feed = CaptionFeed(settings)
+    if serve is not None:
+        feed.serve(serve, token or (None if serve.loopback else new_token()))
+        if feed.server_error is not None:
+            raise FeedError(feed.server_error)
+        print(f"serving captions at {feed.url}", file=out, flush=True)
+    feed.apply_text_file()
+    return feed
+
+
 def run_live(
     model: str | None,
     device: str | None,
@@ -169,6 +204,10 @@ def run_live(
     writer_factory: Callable[..., Any] = SessionWriter,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    serve: BindAddress | None = None,
+    serve_token: str | None = None,
+    captions_file: Path | None = None,
+    keywords: Sequence[str] = (),
 ) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     model_path = Path(model) if model else default_model_path()
@@ -192,69 +231,82 @@ def run_live(
     chosen = loaded.resolve_language(language) or None  # ValueError naming the choices
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    ctl = SessionController(sd=sd, model_loader=lambda path, backend: loaded, writer_factory=writer_factory)
-    printer = CaptionPrinter(out, err)
-    ctl.caption.connect(printer.on_caption)
-    ctl.notice.connect(printer.on_message)
-    ctl.error.connect(printer.on_message)
-    ctl.session_finished.connect(printer.on_finished)
-    config = SessionConfig(
-        model_path,
-        [source],
-        latency,
-        folder,
-        fmt,
-        DEFAULT_TIMESTAMPS,
-        backend,
-        language=chosen,
-        token_ms=info.token_ms,
-    )
-    shown_language = chosen or getattr(loaded, "default_language", None)
-    settings_text = f"latency {latency} ms" + (f", language {shown_language}" if shown_language else "")
-    print(
-        f"captionist: listening to {source.label()} ({settings_text}); Ctrl-C to stop", file=err, flush=True
-    )
-    if not ctl.start(config):
-        return 1
-    previous = signal.signal(signal.SIGINT, lambda *_: ctl.stop())
-    wake = QTimer()  # lets Python run its signal handler while Qt's loop waits
-    wake.timeout.connect(lambda: None)
-    wake.start(100)
-    if duration is not None:
-        QTimer.singleShot(int(duration * 1000), ctl.stop)
+    feed = start_feed(serve, serve_token, captions_file, out)
     try:
-        if printer.result is None:
-            app.exec()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        wake.stop()
-    result = printer.result
-    if result is None:  # the loop was quit by someone else
-        ctl.stop()
-        ctl.wait_idle()
-        return 1
-    final = result.transcript
-    if final is not None and output is not None and output.resolve() != final.resolve():
+        ctl = SessionController(
+            sd=sd, model_loader=lambda path, backend: loaded, writer_factory=writer_factory
+        )
+        feed.attach(ctl)
+        alerts = KeywordAlerts(keywords)
+        alerts.attach(ctl)  # after the feed: a keyword's alert follows its words
+        printer = CaptionPrinter(out, err)
+        alerts.hit.connect(feed.publish_alert)
+        alerts.hit.connect(printer.on_alert)
+        ctl.caption.connect(printer.on_caption)
+        ctl.notice.connect(printer.on_message)
+        ctl.error.connect(printer.on_message)
+        ctl.session_finished.connect(printer.on_finished)
+        config = SessionConfig(
+            model_path,
+            [source],
+            latency,
+            folder,
+            fmt,
+            DEFAULT_TIMESTAMPS,
+            backend,
+            language=chosen,
+            token_ms=info.token_ms,
+        )
+        shown_language = chosen or getattr(loaded, "default_language", None)
+        settings_text = f"latency {latency} ms" + (f", language {shown_language}" if shown_language else "")
+        print(
+            f"captionist: listening to {source.label()} ({settings_text}); Ctrl-C to stop",
+            file=err,
+            flush=True,
+        )
+        if not ctl.start(config):
+            return 1
+        previous = signal.signal(signal.SIGINT, lambda *_: ctl.stop())
+        wake = QTimer()  # lets Python run its signal handler while Qt's loop waits
+        wake.timeout.connect(lambda: None)
+        wake.start(100)
+        if duration is not None:
+            QTimer.singleShot(int(duration * 1000), ctl.stop)
         try:
-            SessionWriter.export(final, output, fmt)
-            remove_session(final)  # output holds all of it: no <start time> transcript or journal left
-            final = output
-        except (OSError, ValueError) as exc:
-            print(f"captionist: error: {exc}", file=err, flush=True)
-            final = None
-    if final is None:
-        # nothing was said (the session made no file of its own), or the transcript could not be
-        # written: write it from the tokens in memory (an explicit -o gets even an empty one)
-        silent = result.write_error is None and not printer.has_text()
-        if silent and output is None:
-            print("captionist: nothing was transcribed; no transcript written", file=err, flush=True)
-            return 1 if result.summary.error else 0
-        meta = {"model": model_path.name, "sources": [source.name]}
-        text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
-        wanted = output or (folder / f"{datetime.now().strftime('%Y-%m-%d %H-%M-%S')}.{fmt}")
-        saved = save_transcript(text, wanted, fmt, err)
-        if saved is not None:
-            print(f"captionist: transcript written to {saved}", file=err, flush=True)
-        return 1 if result.summary.error or not (silent and saved == output) else 0
-    print(f"captionist: transcript written to {final}", file=err, flush=True)
-    return 1 if result.summary.error else 0
+            if printer.result is None:
+                app.exec()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            wake.stop()
+        result = printer.result
+        if result is None:  # the loop was quit by someone else
+            ctl.stop()
+            ctl.wait_idle()
+            return 1
+        final = result.transcript
+        if final is not None and output is not None and output.resolve() != final.resolve():
+            try:
+                SessionWriter.export(final, output, fmt)
+                remove_session(final)  # output holds all of it: no <start time> transcript or journal left
+                final = output
+            except (OSError, ValueError) as exc:
+                print(f"captionist: error: {exc}", file=err, flush=True)
+                final = None
+        if final is None:
+            # nothing was said (the session made no file of its own), or the transcript could not be
+            # written: write it from the tokens in memory (an explicit -o gets even an empty one)
+            silent = result.write_error is None and not printer.has_text()
+            if silent and output is None:
+                print("captionist: nothing was transcribed; no transcript written", file=err, flush=True)
+                return 1 if result.summary.error else 0
+            meta = {"model": model_path.name, "sources": [source.name]}
+            text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
+            wanted = output or (folder / f"{datetime.now().strftime('%Y-%m-%d %H-%M-%S')}.{fmt}")
+            saved = save_transcript(text, wanted, fmt, err)
+            if saved is not None:
+                print(f"captionist: transcript written to {saved}", file=err, flush=True)
+            return 1 if result.summary.error or not (silent and saved == output) else 0
+        print(f"captionist: transcript written to {final}", file=err, flush=True)
+        return 1 if result.summary.error else 0
+    finally:
+        feed.shutdown()

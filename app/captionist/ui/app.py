@@ -12,7 +12,9 @@ newest for "Export last session…"), the overlay is restored on its screen, glo
 (pynput; where they cannot, they are off and Preferences says why), and audio problems (no
 PortAudio) show in the window instead of stopping the app. ``run_gui`` keeps one instance per user
 (``single_instance``): a second launch brings the first window forward. Settings are saved half a
-second after each change and at exit; at exit a running session is finished first.
+second after each change and at exit; at exit a running session is finished first. The caption feed
+starts if it is switched on (a port in use shows a notice; the app goes on without it); keyword
+alerts are highlighted in the overlay and the transcript, sent on the feed and announced.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from captionist import paths
+from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.autostart import LoginItem, login_item_for_platform
+from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.recovery import recover_sessions
+from captionist.ui.alert_notifier import AlertNotifier
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
@@ -54,6 +59,9 @@ class AppParts:
     save_timer: QTimer
     at_exit: Callable[[], None]  # connected to aboutToQuit
     shortcuts: GlobalShortcuts
+    feed: CaptionFeed
+    alerts: KeywordAlerts
+    notifier: AlertNotifier
 
 
 def build_app(
@@ -90,6 +98,10 @@ def build_app(
     overlay.restore_geometry()
     preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
     shortcuts = GlobalShortcuts(settings.shortcuts, shortcut_listener or start_pynput_hotkeys)
+    feed = CaptionFeed(settings)
+    feed.attach(controller)
+    alerts = KeywordAlerts(settings.alerts.keywords)
+    alerts.attach(controller)  # after the feed: a keyword's alert follows its words
     window = MainWindow(
         controller,
         settings,
@@ -98,10 +110,14 @@ def build_app(
         preview=preview,
         shortcuts=shortcuts,
         login_item=login_item or login_item_for_platform(),
+        feed=feed,
+        alerts=alerts,
     )
     shortcuts.setParent(window)
     tray = Tray(app.windowIcon(), window, overlay, controller)
     _connect_shortcuts(shortcuts, window, overlay, tray)
+    notifier = AlertNotifier(settings.alerts, show_message=tray.show_message, fallback=window.show_notice)
+    _connect_alerts(settings, alerts, feed, notifier, window, overlay)
     app.setQuitOnLastWindowClosed(tray.icon is None)
 
     save_timer = QTimer(window)
@@ -110,9 +126,11 @@ def build_app(
     save_timer.timeout.connect(lambda: _save(window, settings))
     window.settings_changed.connect(save_timer.start)
     overlay.settings_changed.connect(save_timer.start)
+    feed.settings_changed.connect(save_timer.start)
 
     def at_exit() -> None:
         shortcuts.stop()
+        feed.shutdown()
         if preview is not None:
             preview.stop()
         controller.shutdown()
@@ -126,7 +144,11 @@ def build_app(
     if settings.overlay.visible:
         overlay.show()
     shortcuts.apply()
-    return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit, shortcuts)
+    feed.apply()
+    if feed.error:  # the app runs on without it; Preferences says the same and can change the port
+        window.show_error(f"caption feed: {feed.error}")
+    return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit, shortcuts, feed,
+                    alerts, notifier)  # fmt: skip
 
 
 def _connect_shortcuts(
@@ -151,6 +173,32 @@ def _connect_shortcuts(
             window.click_through_shortcut.setEnabled(not taken)
 
     shortcuts.state_changed.connect(on_state)
+
+
+def _connect_alerts(
+    settings: Settings,
+    alerts: KeywordAlerts,
+    feed: CaptionFeed,
+    notifier: AlertNotifier,
+    window: MainWindow,
+    overlay: CaptionOverlay,
+) -> None:
+    """A spoken keyword goes to the feed and the notifier; the keywords and their colour to the
+    overlay and the transcript; any settings change restyles the caption page."""
+    alerts.hit.connect(feed.publish_alert)
+    alerts.hit.connect(notifier.notify)
+
+    def show_keywords(*_: object) -> None:
+        overlay.set_keywords(alerts.keywords, settings.alerts.color)
+        window.transcript.set_keywords(alerts.keywords, settings.alerts.color)
+
+    def restyle() -> None:
+        show_keywords()
+        feed.apply()
+
+    alerts.keywords_changed.connect(show_keywords)
+    window.settings_changed.connect(restyle)
+    show_keywords()
 
 
 def _recover(window: MainWindow, settings: Settings) -> None:

@@ -38,8 +38,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.devices import Source, system_audio_note
 from captionist.autostart import LoginItem
+from captionist.feed.caption_feed import CaptionFeed
 from captionist.models import ModelStore
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
@@ -90,6 +92,8 @@ class MainWindow(QMainWindow):
         preview: LevelPreview | None = None,
         shortcuts: GlobalShortcuts | None = None,
         login_item: LoginItem | None = None,
+        feed: CaptionFeed | None = None,
+        alerts: KeywordAlerts | None = None,
         open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
         parent: QWidget | None = None,
     ) -> None:
@@ -100,6 +104,7 @@ class MainWindow(QMainWindow):
         self.store = model_store or ModelStore()
         self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
         self.login_item = login_item  # start at login, for Preferences (None: not offered)
+        self.feed, self.alerts = feed, alerts  # the caption feed and keyword alerts, for Preferences
         self._open_url = open_url  # how Help opens its page (QDesktopServices; tests record it)
         self.about: AboutDialog | None = None
 
@@ -457,6 +462,8 @@ class MainWindow(QMainWindow):
                 devices=list_devices,
                 shortcuts=self.shortcuts,
                 login_item=self.login_item,
+                feed=self.feed,
+                alerts=self.alerts,
             )
             self.preferences.settings_changed.connect(self.settings_changed)
             self.preferences.backend_changed.connect(self._on_backend_changed)

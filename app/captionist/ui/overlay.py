@@ -11,7 +11,8 @@ Usage::
 Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
 scrolls up a line at a time without jumping. Where the model ended an utterance
 (``CaptionUpdate.new_lines``) the next words start a new line. The words appended by the
-latest update are drawn in ``newest_color``. Dragging moves the window, dragging the bottom-right
+latest update are drawn in ``newest_color``, the words of keyword alerts (``set_keywords``) in
+their colour and underlined. Dragging moves the window, dragging the bottom-right
 corner resizes it; the geometry is stored per screen name in ``OverlaySettings.geometry`` and
 restored on that screen. On Wayland the drag is handed to the compositor (``overlay_drag``), which
 places the window itself, so nothing is remembered there; ``platform_name`` (default
@@ -26,6 +27,7 @@ GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -41,6 +43,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
+from captionist.alerts.keywords import KeywordList
 from captionist.pipeline.events import CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.settings import OverlaySettings
@@ -52,6 +55,13 @@ from captionist.ui.overlay_drag import (
     start_system_drag,
 )
 from captionist.ui.overlay_pin import OverlayPin, overlay_pin_for_platform
+
+
+class CaptionWord(NamedTuple):
+    text: str
+    newest: bool  # added by the latest update
+    alert: bool  # part of a keyword
+
 
 PADDING = 12
 GRIP = 16
@@ -89,6 +99,8 @@ class CaptionOverlay(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.setAttribute(Qt.WidgetAttribute.WA_MacAlwaysShowToolWindow)  # macOS: not hidden in background
         self.setMinimumSize(200, 40)
+        self._keywords = KeywordList()
+        self._alert_color = "#ff9f43"
         self._text = ""
         self._newest = 0  # characters at the end of _text that the latest update added
         self._revision = 0
@@ -148,12 +160,17 @@ class CaptionOverlay(QWidget):
         font.setWeight(QFont.Weight.DemiBold)
         return font
 
-    def layout_lines(self) -> list[list[tuple[str, bool]]]:
-        """The visible lines as (word, is_newest) pairs, wrapped to the current width."""
+    def set_keywords(self, keywords: KeywordList, color: str) -> None:
+        """Draw the words of ``keywords`` in ``color`` (keyword alerts)."""
+        self._keywords, self._alert_color = keywords, color
+        self.update()
+
+    def layout_lines(self) -> list[list[CaptionWord]]:
+        """The visible lines as words (newest? a keyword?), wrapped to the current width."""
         metrics = QFontMetricsF(self._font())
         width = max(10.0, self.width() - 2 * PADDING)
         newest_from = len(self._text) - self._newest
-        lines: list[list[tuple[str, bool]]] = [[]]
+        lines: list[list[CaptionWord]] = [[]]
         used = 0.0
         pos = 0
         space = metrics.horizontalAdvance(" ")
@@ -161,7 +178,9 @@ class CaptionOverlay(QWidget):
             if lines[-1]:  # an end of utterance: a new line
                 lines.append([])
                 used = 0.0
-            for word in paragraph.split():
+            words = paragraph.split()
+            alert = self._keywords.marks(words) if self._keywords else [False] * len(words)  # per utterance
+            for k, word in enumerate(words):
                 start = self._text.index(word, pos)
                 pos = start + len(word)
                 w = metrics.horizontalAdvance(word)
@@ -169,15 +188,19 @@ class CaptionOverlay(QWidget):
                     lines.append([])
                     used = 0.0
                 used += (space if lines[-1] else 0.0) + w
-                lines[-1].append((word, pos > newest_from))
+                lines[-1].append(CaptionWord(word, pos > newest_from, alert[k]))
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
 
     def visible_lines(self) -> list[str]:
-        return [" ".join(w for w, _ in line) for line in self.layout_lines()]
+        return [" ".join(w.text for w in line) for line in self.layout_lines()]
 
     def newest_words(self) -> list[str]:
-        return [w for line in self.layout_lines() for w, newest in line if newest]
+        return [w.text for line in self.layout_lines() for w in line if w.newest]
+
+    def alert_words(self) -> list[str]:
+        """The visible words drawn as keywords."""
+        return [w.text for line in self.layout_lines() for w in line if w.alert]
 
     # --- appearance ---------------------------------------------------------------------------
     def apply_settings(self) -> None:
@@ -226,15 +249,22 @@ class CaptionOverlay(QWidget):
         outline = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 10))
         for line in lines:
             x = float(PADDING)
-            for word, newest in line:
+            for word in line:
                 path = QPainterPath()
-                path.addText(QPointF(x, y), font, word)
+                path.addText(QPointF(x, y), font, word.text)
                 if s.shadow:
                     p.fillPath(path.translated(2, 2), QColor(0, 0, 0, 160))
                 if s.outline:
                     p.strokePath(path, outline)
-                p.fillPath(path, QColor(s.newest_color if newest else s.text_color))
-                x += metrics.horizontalAdvance(word + " ")
+                colour = self._alert_color if word.alert else s.newest_color if word.newest else s.text_color
+                p.fillPath(path, QColor(colour))
+                if word.alert:  # not by colour alone
+                    width = metrics.horizontalAdvance(word.text)
+                    p.fillRect(
+                        QRectF(x, y + metrics.descent() / 2, width, max(2.0, font.pixelSize() / 14)),
+                        QColor(colour),
+                    )
+                x += metrics.horizontalAdvance(word.text + " ")
             y += metrics.lineSpacing()
         if self._hint:
             self._paint_hint(p)

@@ -1,10 +1,11 @@
-"""Preferences: caption overlay appearance, the transcript file (folder, format, timestamps), the
-compute device models run on, the global shortcuts and starting at login.
+"""Preferences, in tabs: caption overlay appearance; the transcript file (folder, format,
+timestamps), the compute device models run on and starting at login; the global shortcuts; the
+caption feed (OBS, browsers) and keyword alerts.
 
 Usage::
 
     prefs = Preferences(settings, overlay, devices=captionist.engine.compute_devices, shortcuts=shortcuts,
-                        login_item=captionist.autostart.login_item_for_platform())
+                        login_item=captionist.autostart.login_item_for_platform(), feed=feed, alerts=alerts)
     prefs.settings_changed.connect(save_later)
     prefs.show()
 
@@ -33,14 +34,19 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.autostart import LoginItem
+from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import FORMATS
+from captionist.ui.alerts_box import AlertsBox
+from captionist.ui.feed_box import FeedBox
 from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOverlay
 from captionist.ui.overlay_drag import WAYLAND_OVERLAY_NOTE
@@ -75,6 +81,16 @@ def backend_choices(devices: Sequence[DeviceLike], current: str) -> list[tuple[s
 COLOUR_FIELDS = (("text_color", "Text"), ("newest_color", "Newest words"), ("background_color", "Background"))
 
 
+def _page(*boxes: QWidget) -> QWidget:
+    """A tab: ``boxes`` stacked at the top."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    for box in boxes:
+        layout.addWidget(box)
+    layout.addStretch(1)
+    return page
+
+
 class Preferences(QDialog):
     settings_changed = Signal()
     backend_changed = Signal(str)  # the new backend setting; models load on it from now on
@@ -87,6 +103,8 @@ class Preferences(QDialog):
         devices: Callable[[], Sequence[DeviceLike]] | None = None,
         shortcuts: GlobalShortcuts | None = None,
         login_item: LoginItem | None = None,
+        feed: CaptionFeed | None = None,
+        alerts: KeywordAlerts | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Captionist preferences")
@@ -178,20 +196,35 @@ class Preferences(QDialog):
         cform.addRow("Run models on", self.device)
         cform.addRow(QLabel("A change reloads the model; a running session keeps its device until it stops."))
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(overlay_box)
-        layout.addWidget(transcript_box)
-        layout.addWidget(compute_box)
-        self.shortcuts_box: ShortcutsBox | None = None  # the "Shortcuts" group, where global shortcuts exist
-        if shortcuts is not None:
-            self.shortcuts_box = ShortcutsBox(settings.shortcuts, shortcuts)
-            self.shortcuts_box.settings_changed.connect(self.settings_changed)
-            layout.addWidget(self.shortcuts_box)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(_page(overlay_box), "Overlay")
+        general = [transcript_box, compute_box]
         self.startup_box: StartupBox | None = None  # "Start Captionist when I log in", where supported
         if login_item is not None:
             self.startup_box = StartupBox(settings, login_item)
             self.startup_box.settings_changed.connect(self.settings_changed)
-            layout.addWidget(self.startup_box)
+            general.append(self.startup_box)
+        self.tabs.addTab(_page(*general), "General")
+        self.shortcuts_box: ShortcutsBox | None = None  # the "Shortcuts" group, where global shortcuts exist
+        if shortcuts is not None:
+            self.shortcuts_box = ShortcutsBox(settings.shortcuts, shortcuts)
+            self.shortcuts_box.settings_changed.connect(self.settings_changed)
+            self.tabs.addTab(_page(self.shortcuts_box), "Shortcuts")
+        self.feed_box: FeedBox | None = None  # the caption feed for OBS and browsers
+        self.alerts_box: AlertsBox | None = None
+        feed_page = []
+        if feed is not None:
+            self.feed_box = FeedBox(settings.feed, feed)
+            self.feed_box.settings_changed.connect(self.settings_changed)
+            feed_page.append(self.feed_box)
+        if alerts is not None:
+            self.alerts_box = AlertsBox(settings.alerts, alerts)
+            self.alerts_box.settings_changed.connect(self.settings_changed)
+            feed_page.append(self.alerts_box)
+        if feed_page:
+            self.tabs.addTab(_page(*feed_page), "Feed && alerts")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
 
         for spin in (self.lines, self.font_size):
             spin.valueChanged.connect(self._apply_overlay)

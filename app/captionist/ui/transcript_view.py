@@ -7,6 +7,7 @@ Usage::
     view.find("budget")          # selects the next match (wraps); False and "No match" if none
     view.begin_session("USB Mic") # "— 2024-05-01 10:00 · USB Mic —": each session starts with one
     view.copy_all()
+    view.set_keywords(KeywordList.parse(["alice"]), "#ff9f43")  # keyword alerts, highlighted
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist.alerts.keywords import KeywordList
 from captionist.pipeline.events import CaptionUpdate
+from captionist.ui.keyword_highlighter import KeywordHighlighter
 
 
 class TranscriptView(QWidget):
@@ -33,6 +36,7 @@ class TranscriptView(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMaximumBlockCount(100_000)
+        self.highlighter = KeywordHighlighter(self.text.document())
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search the transcript")
         self.search.setClearButtonEnabled(True)
@@ -53,6 +57,20 @@ class TranscriptView(QWidget):
         find.clicked.connect(lambda: self.find(self.search.text()))
         copy.clicked.connect(self.copy_all)
         self.search.textChanged.connect(lambda _: self.find_status.clear())
+
+    def set_keywords(self, keywords: KeywordList, color: str) -> None:
+        self.highlighter.set_keywords(keywords, color)
+
+    def highlighted_words(self) -> list[str]:
+        """The words drawn as keywords, in order."""
+        out = []
+        block = self.text.document().begin()
+        while block.isValid():
+            text = block.text()
+            for fmt in block.layout().formats():
+                out.append(text[fmt.start : fmt.start + fmt.length])
+            block = block.next()
+        return out
 
     def plain_text(self) -> str:
         return self.text.toPlainText()

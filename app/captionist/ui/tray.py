@@ -5,6 +5,7 @@ Usage::
 
     tray = Tray(icon, window, overlay, controller)   # the menu exists even where no tray does
     tray.menu                                         # QMenu (also used by tests)
+    tray.show_message("“Alice” was said", "…")        # a notification; False where there is no tray
 
 The tray menu is the always-reachable way back from click-through mode (with the global
 shortcuts where they work, and ``Ctrl+Shift+T`` while a Captionist window has focus).
@@ -61,6 +62,13 @@ class Tray(QObject):
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(self._on_activated)
             self.icon.show()
+
+    def show_message(self, title: str, body: str) -> bool:
+        """A notification from the tray icon; False where there is no tray (nothing shown)."""
+        if self.icon is None or not QSystemTrayIcon.supportsMessages():
+            return False
+        self.icon.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 8000)
+        return True
 
     def set_overlay_visible(self, visible: bool) -> None:
         self.overlay.settings.visible = visible
