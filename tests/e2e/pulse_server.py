@@ -89,7 +89,11 @@ class PulseServer:
     def add_null_sink(self, name: str, rate: int = 48000) -> str:
         """Load ``module-null-sink``; returns the sink name (its monitor source is ``<name>.monitor``)."""
         self.pactl(
-            "load-module", "module-null-sink", f"sink_name={name}", f"rate={rate}", "channels=2",
+            "load-module",
+            "module-null-sink",
+            f"sink_name={name}",
+            f"rate={rate}",
+            "channels=2",
             f"sink_properties=device.description={name}",  # its monitor is then "Monitor of <name>"
         )
         return name

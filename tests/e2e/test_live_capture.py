@@ -17,24 +17,20 @@ test at another GGUF that knows them.
 
 from __future__ import annotations
 
-import ctypes.util
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
-from captionist import paths
 from captionist.transcript import parse
-from tests.e2e.pulse_server import PulseServer, PulseUnavailable
+from tests.e2e.conftest import SINK
+from tests.e2e.pulse_server import PulseServer
 
 pytestmark = pytest.mark.e2e
 
-SINK = "captionist_e2e"
 SPEECH = "hello world start captions one two three stop"
 # The demo model learnt words spoken one at a time with pauses, so espeak-ng leaves 200 ms between them.
 ESPEAK = "-v en-us -g 20"
@@ -45,37 +41,7 @@ EXPECTED_WORDS = ("hello", "world", "start", "captions", "one", "two", "three", 
 CAPTURE_S = 10.0  # the speech lasts about 4 s at espeak-ng's 150 words per minute
 
 
-def _unavailable(reason: str) -> NoReturn:
-    """Skip, or fail where the environment promises the end-to-end pieces (``.ci/run``)."""
-    if os.environ.get("CAPTIONIST_E2E_REQUIRED") == "1":
-        pytest.fail(f"{reason} (CAPTIONIST_E2E_REQUIRED=1)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def pulse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PulseServer]:
-    if ctypes.util.find_library("portaudio") is None:
-        _unavailable("end-to-end capture needs PortAudio (apt-get install libportaudio2)")
-    try:
-        server = PulseServer.start(tmp_path_factory.mktemp("pulse"))
-    except PulseUnavailable as exc:
-        _unavailable(f"end-to-end capture needs PulseAudio and espeak-ng: {exc}")
-    try:
-        server.add_null_sink(SINK)
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def model() -> Path:
-    chosen = os.environ.get("CAPTIONIST_E2E_MODEL")
-    path = Path(chosen) if chosen else paths.bundled_demo_model()
-    assert path.is_file(), f"no model for the end-to-end test: {path}"
-    return path
-
-
-def _in_order(words: tuple[str, ...], text: str) -> list[str]:
+def in_order(words: tuple[str, ...], text: str) -> list[str]:
     """The expected words missing from ``text`` (which must hold the others in this order)."""
     heard = text.lower().replace(",", " ").split()
     missing, at = [], 0
@@ -87,12 +53,12 @@ def _in_order(words: tuple[str, ...], text: str) -> list[str]:
     return missing
 
 
-def _captionist(*args: str) -> list[str]:
+def captionist_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "captionist", *args]
 
 
 def _live(pulse: PulseServer, model: Path, output: Path, duration: float) -> subprocess.Popen[str]:
-    cmd = _captionist(
+    cmd = captionist_cmd(
         "live", "--model", str(model), "--device", f"pulse:{SINK}.monitor",
         "-o", str(output), "--duration", f"{duration:g}", "--backend", "cpu",
     )  # fmt: skip
@@ -101,7 +67,7 @@ def _live(pulse: PulseServer, model: Path, output: Path, duration: float) -> sub
     )
 
 
-def _speak_to(proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float) -> tuple[bool, str, str]:
+def speak_to(proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float) -> tuple[bool, str, str]:
     """Once ``proc`` records from the sink's monitor, speak ``SPEECH`` into the sink; wait for it to
     end. Returns (whether it ever recorded, its stdout, its stderr)."""
     try:
@@ -117,7 +83,9 @@ def _speak_to(proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float)
 
 
 def test_devices_lists_the_monitor_source(pulse: PulseServer) -> None:
-    out = subprocess.run(_captionist("devices"), env=pulse.env(), capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        captionist_cmd("devices"), env=pulse.env(), capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 0, out.stderr
     line = next((ln for ln in out.stdout.splitlines() if f"pulse:{SINK}.monitor" in ln), None)
     assert line is not None, out.stdout
@@ -127,7 +95,7 @@ def test_devices_lists_the_monitor_source(pulse: PulseServer) -> None:
 def test_live_captures_speech_from_the_monitor(pulse: PulseServer, model: Path, tmp_path: Path) -> None:
     output = tmp_path / "transcript.srt"
     proc = _live(pulse, model, output, CAPTURE_S)
-    recording, stdout, stderr = _speak_to(proc, pulse, timeout_s=90)
+    recording, stdout, stderr = speak_to(proc, pulse, timeout_s=90)
     assert recording, f"captionist never opened the monitor source: {stderr}"
     assert proc.returncode == 0, stderr
     assert "captionist: error" not in stderr, stderr  # rc 1 covers a failed session
@@ -143,7 +111,7 @@ def test_live_captures_speech_from_the_monitor(pulse: PulseServer, model: Path, 
     assert all(a.end_ms <= b.start_ms for a, b in zip(captions, captions[1:], strict=False))
     assert captions[-1].end_ms <= (CAPTURE_S + 1.0) * 1000
     text = " ".join(c.one_line for c in captions)
-    missing = _in_order(EXPECTED_WORDS, text)
+    missing = in_order(EXPECTED_WORDS, text)
     assert len(missing) <= MAY_MISS, f"words not heard: {missing}; transcript: {text!r}"
 
 
@@ -173,13 +141,13 @@ def test_app_overlay_and_transcript_show_the_spoken_words(
            "--seconds", f"{CAPTURE_S:g}", "--out", str(result_file)]  # fmt: skip
     root = Path(__file__).resolve().parent.parent.parent
     proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    recording, _, stderr = _speak_to(proc, pulse, timeout_s=120)
+    recording, _, stderr = speak_to(proc, pulse, timeout_s=120)
     assert recording, f"the app never opened the monitor source: {stderr}"
     assert proc.returncode == 0, stderr
     result = json.loads(result_file.read_text())
     assert Path(result["model"]) == model
     overlay_text = " ".join(result["overlay_texts"])
-    missing = _in_order(EXPECTED_WORDS, overlay_text)
+    missing = in_order(EXPECTED_WORDS, overlay_text)
     assert len(missing) <= MAY_MISS, f"overlay never showed {missing}; it showed {result['overlay_texts']!r}"
-    missing = _in_order(EXPECTED_WORDS, result["transcript_text"])
+    missing = in_order(EXPECTED_WORDS, result["transcript_text"])
     assert len(missing) <= MAY_MISS, f"transcript file lacks {missing}: {result['transcript_text']!r}"

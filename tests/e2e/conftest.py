@@ -1,0 +1,46 @@
+"""Fixtures of the end-to-end tests: a private PulseAudio daemon with a null sink, and the model."""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+from captionist import paths
+from tests.e2e.pulse_server import PulseServer, PulseUnavailable
+
+SINK = "captionist_e2e"
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip, or fail where the environment promises the end-to-end pieces (``.ci/run``)."""
+    if os.environ.get("CAPTIONIST_E2E_REQUIRED") == "1":
+        pytest.fail(f"{reason} (CAPTIONIST_E2E_REQUIRED=1)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def pulse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PulseServer]:
+    if ctypes.util.find_library("portaudio") is None:
+        unavailable("end-to-end capture needs PortAudio (apt-get install libportaudio2)")
+    try:
+        server = PulseServer.start(tmp_path_factory.mktemp("pulse"))
+    except PulseUnavailable as exc:
+        unavailable(f"end-to-end capture needs PulseAudio and espeak-ng: {exc}")
+    try:
+        server.add_null_sink(SINK)
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def model() -> Path:
+    chosen = os.environ.get("CAPTIONIST_E2E_MODEL")
+    path = Path(chosen) if chosen else paths.bundled_demo_model()
+    assert path.is_file(), f"no model for the end-to-end test: {path}"
+    return path
