@@ -40,7 +40,7 @@ EXCLUDES: tuple[str, ...] = (
     "tkinter", "unittest", "pydoc_data", "IPython", "matplotlib", "pandas", "scipy", "torch",
     "transformers", "mistral_common", "pytest", "hypothesis", "PIL", "Cython", "cython", "pygments",
     "pydantic", "pydantic_core", "jinja2", "markupsafe", "click", "typer", "rich", "trio", "setuptools",
-    "cryptography", "OpenSSL", "sqlite3", "attrs", "attr",
+    "cryptography", "OpenSSL", "sqlite3",
     "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets", "PySide6.QtPdf",
     "PySide6.QtWebEngineCore", "PySide6.QtWebEngineWidgets", "PySide6.QtWebChannel", "PySide6.QtMultimedia",
     "PySide6.Qt3DCore", "PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtPrintSupport",

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -104,6 +107,31 @@ def test_gui_starts_offscreen_and_quits_cleanly(exe: Path, tmp_path: Path) -> No
     assert (tmp_path / "config" / "settings.json").is_file()  # written on the way out
 
 
+def test_the_frozen_app_serves_the_caption_page(exe: Path, tmp_path: Path) -> None:
+    # aiohttp and feed/page.html inside the bundle: the feed switched on in the settings, then the
+    # page fetched from the running app.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({"feed": {"enabled": True, "port": port}}))
+    environ = {**os.environ, "CAPTIONIST_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen([str(exe), "--quit-after", "20"], env=environ, stderr=subprocess.PIPE, text=True)
+    page = ""
+    try:
+        deadline = time.monotonic() + 60
+        while not page and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as resp:
+                    page = resp.read().decode()
+            except OSError:
+                time.sleep(0.3)
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=60)
+    assert "<title>Captionist captions</title>" in page and '"font_size": 28' in page, stderr
+
+
 def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
     internal = BUNDLE / "_internal"
     assert (internal / "captionist" / "models_data" / "demo.gguf").is_file()
@@ -114,6 +142,7 @@ def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
     if LINUX:  # the CPU backend: linked (the PyPI wheel) or one module per CPU variant (install_ggml.sh)
         assert "libggml-cpu.so.0" in names or any(n.startswith("libggml-cpu-") for n in names), names
     assert (internal / "captionist" / "resources" / "captionist.svg").is_file()
+    assert (internal / "captionist" / "feed" / "page.html").is_file()
 
 
 def test_bundle_leaves_out_what_the_app_does_not_use() -> None:
