@@ -1,10 +1,12 @@
-"""Screenshots of the desktop app for the docs: the main window, and the caption overlay over another
-window, while the real engine captions speech captured from a PulseAudio monitor source.
+"""Screenshots of the desktop app for the docs: the main window, the caption overlay over another
+window, the caption page (the caption feed in headless Chromium, as an OBS browser source shows
+it) over the same window, and Preferences' "Feed & alerts" tab, while the real engine captions
+speech captured from a PulseAudio monitor source. The keyword "captions" is set, so its alerts show.
 
     python tools/take_screenshots.py                      # built-in demo model, writes docs/screenshots/
     python tools/take_screenshots.py --model voxtral.gguf --out /tmp/shots
 
-Needs: the installed package with its engine, Xvfb (unless $DISPLAY is set), PulseAudio,
+Needs: the installed package with its engine, Xvfb (unless $DISPLAY is set), Chromium, PulseAudio,
 pulseaudio-utils and espeak-ng (the private daemon of tests/e2e/pulse_server.py is used, so the
 user's own audio setup is never touched). Settings and transcripts go to a temporary
 CAPTIONIST_HOME. The default model is the built-in demo model (28 words), so the speech is made
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +36,7 @@ from captionist import paths  # noqa: E402
 from tests.e2e.pulse_server import PulseServer  # noqa: E402
 
 SPEECH = "hello world start captions one two three four left right up down okay next stop"
+KEYWORDS = ["captions"]
 ESPEAK = "-v en-us -g 20"  # a pause between words, as the demo model learnt them
 SCREEN = (1440, 900)
 
@@ -55,6 +59,12 @@ def start_xvfb() -> subprocess.Popen[bytes]:
     return proc
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run(model: Path, out: Path, seconds: float, work: Path, speech: str) -> None:
     pulse = PulseServer.start(work / "pulse")
     try:
@@ -69,13 +79,21 @@ def run(model: Path, out: Path, seconds: float, work: Path, speech: str) -> None
 
 def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str, speech: str) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtGui import QFont, QPainter
+    from PySide6.QtGui import QFont, QImage, QPainter
     from PySide6.QtWidgets import QTextBrowser
 
     from captionist.ui.app import build_app
+    from tools.headless_chromium import HeadlessChromium
 
     parts = build_app()
     app, window, overlay, settings = parts.app, parts.window, parts.overlay, parts.settings
+    settings.feed.enabled, settings.feed.port = True, free_port()
+    settings.alerts.keywords = list(KEYWORDS)
+    parts.alerts.set_keywords(KEYWORDS)
+    parts.feed.apply()
+    browser = HeadlessChromium(width=1100, height=190)
+    browser.start()
+    browser.open(parts.feed.url)
 
     def pump(ms: int) -> None:
         loop = QEventLoop()
@@ -134,12 +152,29 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str,
         painter.drawPixmap(overlay.geometry().topLeft() - other.geometry().topLeft(), overlay.grab())
     screen.save(str(out / "overlay.png"))
 
+    page = out / "caption_page.raw.png"
+    browser.screenshot(page)  # transparent around the caption box
+    browser.close()
+    scene = other.grab()
+    with QPainter(scene) as painter:
+        painter.drawImage(120, SCREEN[1] - 190 - 40, QImage(str(page)))
+    scene.save(str(out / "caption_page.png"))
+    page.unlink()
+    prefs = window.open_preferences()
+    assert prefs is not None
+    prefs.tabs.setCurrentIndex(prefs.tabs.count() - 1)  # Feed & alerts
+    prefs.resize(760, 640)
+    pump(300)
+    prefs.grab().save(str(out / "preferences_feed.png"))
+    prefs.hide()
+
     window.controller.stop()
     window.controller.wait_idle(30000)
     speaker.kill()
     speaker.wait()
     transcript = window.last_transcript
-    print(f"take_screenshots: wrote {out / 'main_window.png'} and {out / 'overlay.png'}")
+    names = ("main_window.png", "overlay.png", "caption_page.png", "preferences_feed.png")
+    print(f"take_screenshots: wrote {', '.join(str(out / n) for n in names)}")
     if transcript is not None:
         print(f"take_screenshots: session transcript {transcript}")
     parts.at_exit()
