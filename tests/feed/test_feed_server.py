@@ -307,3 +307,29 @@ def test_a_port_in_use_is_a_clear_error() -> None:
         with pytest.raises(FeedError, match=f"cannot serve captions on 127.0.0.1:{port}"):
             server.start()
         assert not server.running
+
+
+def test_readers_beyond_the_limit_are_turned_away_until_one_leaves() -> None:
+    hub = CaptionHub()
+    hub.begin_session({})
+    server = FeedServer(hub, BindAddress("127.0.0.1", 0), max_clients=2)
+    server.start()
+    try:
+
+        async def crowd(session: aiohttp.ClientSession) -> list[int]:
+            first = [await session.get(server.url + "events"), await session.get(server.url + "events")]
+            codes = [r.status for r in first]
+            codes.append(await status(session, server.url + "ws"))
+            codes.append(await status(session, server.url + "captions.txt"))  # not a reader
+            first[0].close()
+            for _ in range(100):
+                if server.clients < 2:
+                    break
+                await asyncio.sleep(0.02)
+            codes.append(await status(session, server.url + "ws"))
+            first[1].close()
+            return codes
+
+        assert run(crowd) == [200, 200, 503, 200, 101]
+    finally:
+        server.stop()

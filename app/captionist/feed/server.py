@@ -15,7 +15,8 @@ Routes (docs/caption-feed.md has the formats):
   that cannot be resumed gets a ``reset`` message and a fresh start;
 - ``/captions.txt`` the current caption lines as plain text (``?lines=&width=``).
 
-Every request goes through ``AccessPolicy.check`` (403 with the reason otherwise). Readers never
+Every request goes through ``AccessPolicy.check`` (403 with the reason otherwise); beyond
+``max_clients`` readers at once, new ones get 503. Readers never
 slow the publisher: each connection is a coroutine that reads the hub's history after its last seq
 when the hub wakes the loop, and a reader that falls out of the history is reset. Thread-safety:
 ``start``/``stop`` from one thread (the GUI's); the hub is published to from any.
@@ -36,6 +37,7 @@ from captionist.feed.access import AccessPolicy, BindAddress
 from captionist.feed.hub import CaptionHub, FeedRead
 
 KEEPALIVE_S = 15.0
+MAX_CLIENTS = 256  # readers at once; more get 503 (a page left open in many tabs, a misbehaving script)
 READ_LIMIT = 500  # events per write
 MAX_LINES, MAX_WIDTH = 20, 400
 
@@ -66,8 +68,10 @@ class FeedServer:
         bind: BindAddress,
         token: str | None = None,
         page_options: Callable[[], dict[str, Any]] | None = None,
+        max_clients: int = MAX_CLIENTS,
     ) -> None:
         self.hub = hub
+        self.max_clients = max_clients
         self.bind = bind
         self.token = token
         self.policy = AccessPolicy(bind, token)
@@ -141,7 +145,10 @@ class FeedServer:
         app.router.add_get("/events", self._sse)
         app.router.add_get("/ws", self._ws)
         app.router.add_get("/captions.txt", self._text)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        # handler_cancellation: a reader that hangs up ends its handler at once (not at the next write)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True
+        )
         await runner.setup()
         try:
             site = web.TCPSite(runner, self.bind.host, self.bind.port)
@@ -170,6 +177,8 @@ class FeedServer:
         why = self.policy.check(request.headers, request.query, websocket=request.path == "/ws")
         if why is not None:
             return web.Response(status=403, text=why + "\n")
+        if request.path in ("/events", "/ws") and self._clients >= self.max_clients:
+            return web.Response(status=503, text=f"at most {self.max_clients} readers at once\n")
         return await handler(request)
 
     async def _page(self, request: web.Request) -> web.Response:
@@ -236,7 +245,7 @@ class FeedServer:
                 out = ['data: {"type":"reset"}\n\n'] if got.reset else []
                 out += [f"id: {self.hub.epoch}.{seq}\ndata: {text}\n\n" for seq, text in got.items]
                 await resp.write(("".join(out) or ": keep-alive\n\n").encode())
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
             pass
         finally:
             self._clients -= 1
@@ -257,12 +266,12 @@ class FeedServer:
                     await ws.send_str('{"type":"reset"}')
                 for _seq, text in got.items:
                     await ws.send_str(text)
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
             pass
         finally:
             self._clients -= 1
             closed.cancel()
-            await ws.close()
+        await ws.close()
         return ws
 
     async def _next_or_close(
