@@ -10,7 +10,7 @@ import plistlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from captionist.autostart.entry_file import remove_entry, write_entry
+from captionist.autostart.entry_file import read_entry, remove_own_entry, write_entry
 from captionist.autostart.login_item import LoginItemState, refuse_unless_ours
 
 LABEL = "org.captionist.Captionist"
@@ -32,14 +32,9 @@ class LaunchAgent:
         return str(self.path)
 
     def state(self) -> LoginItemState:
-        if not self.path.exists() and not self.path.is_symlink():
-            return LoginItemState.OFF
-        try:
-            if not self.path.is_file() or self.path.stat().st_size > MAX_PLIST_BYTES:
-                return LoginItemState.FOREIGN
-            content = self.path.read_bytes()
-        except OSError:
-            return LoginItemState.UNREADABLE
+        content = read_entry(self.path, MAX_PLIST_BYTES)
+        if isinstance(content, LoginItemState):
+            return content
         try:
             data = plistlib.loads(content)
         except (ValueError, plistlib.InvalidFileException):
@@ -52,8 +47,4 @@ class LaunchAgent:
         write_entry(self.path, agent_plist(command))
 
     def disable(self) -> None:
-        state = self.state()
-        if state is LoginItemState.OFF:
-            return
-        refuse_unless_ours(state, self.location())
-        remove_entry(self.path)
+        remove_own_entry(self.path, self.state(), self.location())

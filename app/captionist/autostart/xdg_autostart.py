@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from captionist.autostart.entry_file import remove_entry, write_entry
+from captionist.autostart.entry_file import read_entry, remove_own_entry, write_entry
 from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 FILE_NAME = "captionist.desktop"
@@ -70,16 +70,13 @@ class XdgAutostart:
         return str(self.path)
 
     def state(self) -> LoginItemState:
-        if not self.path.exists() and not self.path.is_symlink():
-            return LoginItemState.OFF
+        content = read_entry(self.path, MAX_ENTRY_BYTES)
+        if isinstance(content, LoginItemState):
+            return content
         try:
-            if not self.path.is_file() or self.path.stat().st_size > MAX_ENTRY_BYTES:
-                return LoginItemState.FOREIGN
-            text = self.path.read_text(encoding="utf-8")
+            text = content.decode("utf-8")
         except UnicodeDecodeError:
             return LoginItemState.FOREIGN
-        except OSError:
-            return LoginItemState.UNREADABLE
         lines = {line.strip() for line in text.splitlines()}
         if MARKER not in lines:
             return LoginItemState.FOREIGN
@@ -90,8 +87,4 @@ class XdgAutostart:
         write_entry(self.path, desktop_entry(command).encode("utf-8"))
 
     def disable(self) -> None:
-        state = self.state()
-        if state is LoginItemState.OFF:
-            return
-        refuse_unless_ours(state, self.location())
-        remove_entry(self.path)
+        remove_own_entry(self.path, self.state(), self.location())
