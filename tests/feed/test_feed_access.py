@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from captionist.feed.access import DEFAULT_HOST, AccessPolicy, BindAddress, is_loopback, parse_bind
+from captionist.feed.access import (
+    DEFAULT_HOST,
+    AccessPolicy,
+    BindAddress,
+    is_loopback,
+    lan_address,
+    parse_bind,
+    shown_host,
+)
 
 
 @pytest.mark.parametrize(
@@ -54,3 +64,11 @@ def test_on_loopback_the_host_must_be_loopback_and_websockets_must_come_from_the
     for origin in ("https://evil.com", "http://127.0.0.1:3000", "null", "file://"):
         assert policy.check({**ok, "Origin": origin}, {}, websocket=True) is not None, origin
     assert policy.check({**ok, "Origin": "https://evil.com"}, {}) is None  # plain GETs: the browser's CORS
+
+
+def test_the_url_for_all_addresses_names_this_machine() -> None:
+    assert shown_host("127.0.0.1") == "127.0.0.1" and shown_host("192.168.1.20") == "192.168.1.20"
+    for everywhere in ("0.0.0.0", "::"):
+        shown = shown_host(everywhere)
+        assert shown and shown not in ("0.0.0.0", "::")
+        assert shown in (lan_address(), socket.gethostname())

@@ -20,6 +20,7 @@ import hmac
 import ipaddress
 import re
 import secrets
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -69,6 +70,25 @@ def parse_bind(text: str, default_host: str = DEFAULT_HOST) -> BindAddress:
     if not host:
         raise ValueError(f"no host in {text!r}")
     return BindAddress(host, port)
+
+
+def lan_address() -> str | None:
+    """This machine's address on its local network (the one its default route uses), or None."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: no packet is sent, this only picks a route
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith(("127.", "0.")) else address
+
+
+def shown_host(host: str) -> str:
+    """The host to put in a URL for the feed bound to ``host``: for all addresses (``0.0.0.0``,
+    ``::``) the machine's network address, so the URL works from other devices."""
+    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - naming them, not binding
+        return lan_address() or socket.gethostname()
+    return host
 
 
 def new_token() -> str:

@@ -33,7 +33,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from captionist.feed.access import AccessPolicy, BindAddress
+from captionist.feed.access import AccessPolicy, BindAddress, shown_host
 from captionist.feed.hub import CaptionHub, FeedRead
 
 KEEPALIVE_S = 15.0
@@ -105,8 +105,9 @@ class FeedServer:
 
     @property
     def url(self) -> str:
+        """The page's address: on all addresses, the one other devices use (``shown_host``)."""
         query = f"?token={self.token}" if self.token else ""
-        return f"http://{BindAddress(self.bind.host, self.port).url_host()}:{self.port}/{query}"
+        return f"http://{BindAddress(shown_host(self.bind.host), self.port).url_host()}:{self.port}/{query}"
 
     @property
     def clients(self) -> int:
