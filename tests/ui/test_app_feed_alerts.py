@@ -114,6 +114,11 @@ def test_preferences_show_the_url_and_switch_the_feed(qtbot, feed_app) -> None:
     assert parts.settings.alerts.keywords == ["Alice", "budget review", "alice"]
     assert [k.text for k in parts.alerts.keywords.keywords] == ["Alice", "budget review"]
     assert prefs.alerts_box.keywords.text() == "Alice, budget review"
+    prefs.alerts_box.set_colour("#00ff00")  # the highlight everywhere, and the page's style
+    assert parts.settings.alerts.color == "#00ff00" and parts.feed.hub.style()["alert_color"] == "#00ff00"
+    assert parts.window.transcript.highlighter.format.background().color().name() == "#00ff00"
+    prefs.font_size.setValue(40)  # an overlay style change restyles the page too
+    assert parts.feed.hub.style()["font_size"] == 40
 
 
 def test_a_port_in_use_is_a_notice_and_the_app_runs_on(qtbot, fake_sd, wav_48k, tmp_path) -> None:
