@@ -45,6 +45,7 @@ class FeedBox(QGroupBox):
         self.port = QSpinBox()
         self.port.setRange(1, 65535)
         self.port.setValue(settings.port or 8791)
+        self.port.setMaximumWidth(120)
         self.lan = QCheckBox("Also to other devices on the network (needs the access token in the URL)")
         self.lan.setChecked(settings.lan)
         self.url = QLineEdit()
