@@ -26,7 +26,13 @@ def test_a_second_thread_is_refused_while_a_feed_runs(fixture_ggufs: dict[str, P
     def long_call() -> None:
         running.set()
         try:
-            s.feed(long_feed)  # releases the GIL for its whole run
+            while True:
+                try:
+                    s.feed(long_feed)  # releases the GIL for its whole run
+                    break
+                except engine.EngineError as exc:  # the intruder's tiny feed got in first (a busy machine)
+                    if "already in use" not in str(exc):
+                        raise
         except BaseException as exc:  # noqa: BLE001 - any failure of the first caller is a test failure
             other.append(exc)
         finally:
