@@ -95,6 +95,8 @@ def test_listeners_run_outside_the_lock_after_each_append() -> None:
     hub.begin_session({})
     hub.publish(u.make([" a"]))
     assert seen == [1, 2]
+    hub.publish(u.make([]))  # an update that committed nothing wakes nobody
+    assert seen == [1, 2]
     listener = hub._listeners[0]
     hub.remove_listener(listener)
     hub.publish(u.make([" b"]))

@@ -18,7 +18,8 @@ names a ``seq`` this hub never gave, gets ``reset=True`` and a fresh start: the 
 ``epoch`` is random per hub, so a reader can tell a restarted app's numbers from the old ones.
 
 Thread-safety: every method may be called from any thread; publishing holds a lock only to append,
-and listeners run after it is released, so the publisher never waits for a reader.
+and listeners run after it is released (only when something was appended), so the publisher never
+waits for a reader.
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ class CaptionHub:
         with self._lock:
             if self._session_start is None:
                 return
+            before = self._seq
             new_line = False
             for kind, data in caption_events(update, self._tokens):
                 seq = self._append(kind, data)
@@ -176,7 +178,9 @@ class CaptionHub:
                     new_line = True
             if new_line:
                 self._line_starts.append(self._seq + 1)  # the next event starts the next line
-        self._wake()
+            appended = self._seq != before
+        if appended:  # most updates (a feed that committed nothing) wake nobody
+            self._wake()
 
     def publish_alert(self, data: dict[str, Any]) -> None:
         """A keyword was spoken (``data``: keyword, text, token indices, time)."""

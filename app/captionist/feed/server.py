@@ -280,11 +280,12 @@ class FeedServer:
     ) -> FeedRead | None:
         """``_next``, or None as soon as the client has closed the WebSocket."""
         nxt = asyncio.ensure_future(self._next(after, first))
-        done, _ = await asyncio.wait({nxt, closed}, return_when=asyncio.FIRST_COMPLETED)
-        if nxt not in done:
-            nxt.cancel()
-            return None
-        return nxt.result()
+        try:
+            done, _ = await asyncio.wait({nxt, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not nxt.done():  # the client closed, or the handler is cancelled (stop)
+                nxt.cancel()
+        return nxt.result() if nxt in done else None
 
     async def _drain(self, ws: web.WebSocketResponse) -> None:
         """Read (and ignore) what the client sends until it closes."""
