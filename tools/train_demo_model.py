@@ -1,11 +1,20 @@
 """Train the demo model (issue 5): a small Voxtral Realtime that knows 28 words, on espeak-ng speech.
 
 Dev-only: needs the `reference` extra (torch==2.13.0, transformers) and espeak-ng. Seeded (data,
-initialisation, delays). Run from the repository root; the shipped model is the first command
-(48 minutes on 2 cores)::
+initialisation, delays). Run from the repository root; the shipped model is the first two commands,
+two stages of 4,000 steps (stage 0: 48 minutes on 2 cores; stage 1 continues its weights with new
+batch draws at half the learning rate and no delay curriculum: 74 minutes here, on cores shared
+with other work)::
 
-    python tools/train_demo_model.py
+    python tools/train_demo_model.py --out /tmp/demo-stage0.gguf
+    cp -r /tmp/captionist-demo-train/hf /tmp/demo-stage0-hf
+    python tools/train_demo_model.py --init-from /tmp/demo-stage0-hf --stage 1 --lr 1.5e-3 --curriculum 0
     python tools/train_demo_model.py --steps 200 --out /tmp/demo.gguf   # a quick smoke run
+
+One stage alone (the model shipped before) got 21 % of held-out sentences' words wrong; the second
+stage brings that to 7 % (README), so the run needs about two hours on this machine rather than the
+hour once budgeted: the model was still learning when the first stage ended (held-out word accuracy
+under teacher forcing 0.76 -> 0.91).
 
 Writes ``app/captionist/models_data/demo.gguf`` (F32, converted with ``captionist convert``) and
 keeps the Hugging Face checkpoint (``save_pretrained`` + tekken.json) under ``--work``.
@@ -327,6 +336,8 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--stage", type=int, default=0,
+                    help="a later stage of a run (--init-from): new batch draws, same voices")  # fmt: skip
     ap.add_argument("--init-from", type=Path, default=None,
                     help="continue training a saved checkpoint (<work>/hf)")  # fmt: skip
     ap.add_argument("--aux-weight", type=float, default=0.5, help="weight of the encoder's auxiliary loss")
@@ -365,7 +376,7 @@ def main() -> None:
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
+    torch.manual_seed(args.seed if args.stage == 0 else args.seed * 1000 + args.stage)
     t0 = time.monotonic()
     bank = WordBank.build(args.seed, args.per_voice, cache_dir=args.work / "cache", workers=args.threads,
                           random_voices=args.random_voices)  # fmt: skip
@@ -375,7 +386,7 @@ def main() -> None:
     pool = EspeakPool()
     voices = [Voice(sp.voice, sp.speed, sp.pitch, sp.data_path) for sp in bank.speakers]
     sentences = SentenceSource(voices, pool, bank.exclude)
-    rng = np.random.default_rng([args.seed, 3])
+    rng = np.random.default_rng([args.seed, 3] if args.stage == 0 else [args.seed, 3, args.stage])
     if args.init_from is None:
         model = build_model(args.seed)
         strengthen_delay_conditioning(model, args.ada_gain)
