@@ -177,8 +177,8 @@ def shoot(model: Path, out: Path, seconds: float, pulse: PulseServer, sink: str,
     print(f"take_screenshots: wrote {', '.join(str(out / n) for n in names)}")
     if transcript is not None:
         print(f"take_screenshots: session transcript {transcript}")
-    parts.at_exit()
-    app.processEvents()
+    app.processEvents()  # queued signals first: the end of the session restarts the level preview
+    parts.at_exit()  # which this stops, before the PulseAudio daemon goes (an open stream would spin)
 
 
 def main() -> int:
