@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from captionist import paths
+from captionist.feed.access import DEFAULT_PORT
 from captionist.shortcut_keys import DEFAULT_KEYS, MAX_SEQUENCE_CHARS, ShortcutAction, find_clash, to_pynput
 from captionist.transcript.render import FORMATS
 
@@ -85,7 +86,7 @@ class FeedSettings:
     ``lan`` (then ``token`` is required, generated when first needed)."""
 
     enabled: bool = False
-    port: int = 8791
+    port: int = DEFAULT_PORT
     lan: bool = False
     token: str = ""
     text_file: bool = False  # also keep a text file of the current lines (OBS text sources)

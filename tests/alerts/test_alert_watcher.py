@@ -69,3 +69,13 @@ def test_begin_session_forgets_the_last_sessions_words_and_no_keywords_means_no_
     assert empty.feed(u.make([" anything"], final=True)) == []
     empty.set_keywords(KeywordList.parse(["anything"]))
     assert [h.keyword for h in empty.feed(u.make([" anything"], final=True))] == ["anything"]
+
+
+def test_any_whitespace_inside_a_piece_ends_a_word() -> None:
+    watcher, u = AlertWatcher(KeywordList.parse(["alice", "bob"])), UpdateMaker()
+    hits = watcher.feed(u.make([" alice\tbob", "\nalice"], final=True))
+    assert [(h.keyword, h.first_token, h.last_token) for h in hits] == [
+        ("alice", 0, 0),
+        ("bob", 0, 0),
+        ("alice", 1, 1),
+    ]

@@ -23,7 +23,7 @@ def test_a_keyword_is_announced_once_per_repeat_window_and_with_a_sound_if_chose
     notifier = AlertNotifier(settings, show_message=lambda t, b: shown.append((t, b)) or True,
                              beep=lambda: beeps.append(1), clock=clock)  # fmt: skip
     assert notifier.notify(hit())
-    assert shown == [("“Alice” was said", "“Alice,” at 1:23 into the session")] and beeps == [1]
+    assert shown == [("“Alice” was said", "“Alice,” at 01:23 into the session")] and beeps == [1]
     clock.now += REPEAT_S - 1
     assert not notifier.notify(hit("alice"))  # the same keyword, just now
     assert notifier.notify(hit("Bob"))  # another one is announced
@@ -42,5 +42,5 @@ def test_without_a_tray_the_window_says_it(qapp) -> None:
     told: list[str] = []
     notifier = AlertNotifier(AlertSettings(), show_message=lambda t, b: False, fallback=told.append)
     assert notifier.notify(hit(time_ms=5_000))
-    assert told == ["“Alice” was said: “Alice,” at 0:05 into the session"]
-    assert describe(hit(time_ms=3_723_000))[1] == "“Alice,” at 62:03 into the session"
+    assert told == ["“Alice” was said: “Alice,” at 00:05 into the session"]
+    assert describe(hit(time_ms=3_723_000))[1] == "“Alice,” at 1:02:03 into the session"

@@ -84,7 +84,7 @@ def test_a_session_goes_to_the_feed_and_a_keyword_is_shown_everywhere(qtbot, fee
     assert alert["keyword"] == keyword and [got.tokens()[i]["text"].strip() for i in alert["tokens"]] == [
         keyword
     ]
-    said = f"“{keyword}” was said: “{keyword}” at 0:00 into the session"
+    said = f"“{keyword}” was said: “{keyword}” at 00:00 into the session"
     assert notices.count(said) == 1 and parts.notifier.shown == [
         (f"“{keyword}” was said", said.split(": ", 1)[1])
     ]

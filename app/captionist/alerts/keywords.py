@@ -71,6 +71,8 @@ class KeywordList:
 
     def marks(self, words: Sequence[str]) -> list[bool]:
         """For each of ``words``: whether it is part of a keyword."""
+        if not self.keywords:
+            return [False] * len(words)
         norm = [normalize(w) for w in words]
         out = [False] * len(norm)
         for k in self.keywords:

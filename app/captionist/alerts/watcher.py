@@ -18,11 +18,14 @@ owner (the GUI thread).
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 
 from captionist.alerts.keywords import MAX_WORDS, KeywordList, normalize
 from captionist.pipeline.events import CaptionUpdate, is_text_token
+
+WHITESPACE = re.compile(r"(\s+)")
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,10 @@ class AlertWatcher:
             if not is_text_token(token):
                 continue
             index, self._index = self._index, self._index + 1
-            for i, part in enumerate(token.piece.split(" ")):
-                if i:
+            for part in WHITESPACE.split(token.piece):  # words and the spaces between them
+                if part.isspace():
                     self._end_word(hits)
-                if part.strip():
+                elif part:
                     self._add(part, index, token.time_ms)
         if len(update.new_tokens) in ends or update.final:
             self._end_line(hits)
@@ -91,14 +94,11 @@ class AlertWatcher:
         self._done.clear()
 
     def _add(self, text: str, index: int, time_ms: int) -> None:
-        for i, chunk in enumerate(text.split()):  # other whitespace (tabs, new lines) splits words too
-            if i:
-                self._end_word([])
-            if self._word is None:
-                self._word = _Word(chunk, index, index, time_ms)
-            else:
-                self._word.text += chunk
-                self._word.last = index
+        if self._word is None:
+            self._word = _Word(text, index, index, time_ms)
+        else:
+            self._word.text += text
+            self._word.last = index
 
     def _end_word(self, hits: list[KeywordHit]) -> None:
         word, self._word = self._word, None

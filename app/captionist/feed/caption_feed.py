@@ -66,8 +66,7 @@ class CaptionFeed(QObject):
         self.server: FeedServer | None = None
         self.text_file: CaptionTextFile | None = None
         self.server_error: str | None = None
-        self._serving: tuple[str, int, str | None] | None = None  # host, port, token of the server
-        self.hub.set_style(page_style(settings))
+        self.restyle()
 
     @property
     def error(self) -> str | None:
@@ -92,7 +91,7 @@ class CaptionFeed(QObject):
     def apply(self) -> None:
         """Bring the server and the text file in line with ``settings.feed`` (and restyle)."""
         f = self.settings.feed
-        self.hub.set_style(page_style(self.settings))
+        self.restyle()
         bind, token = None, None
         if f.enabled:
             if f.lan and not f.token:
@@ -108,7 +107,9 @@ class CaptionFeed(QObject):
         """Serve on ``bind`` (None: stop serving); a failure is kept in ``error``. A server already
         on that address with that token is left as it is (its readers stay connected)."""
         wanted = None if bind is None else (bind.host, bind.port, token)
-        if wanted == self._serving and (wanted is None or self.server is not None):
+        server = self.server
+        serving = None if server is None else (server.bind.host, server.bind.port, server.token)
+        if wanted == serving:  # (a server that failed to start is tried again)
             return
         self._stop_server()
         self.server_error = None
@@ -121,7 +122,10 @@ class CaptionFeed(QObject):
             self.server_error = str(exc)
         else:
             self.server = server
-        self._serving = wanted
+
+    def restyle(self) -> None:
+        """Send the overlay's current look to the caption pages (nothing if it did not change)."""
+        self.hub.set_style(page_style(self.settings))
 
     def new_token(self) -> None:
         """Replace the access token (links with the old one stop working)."""
@@ -146,12 +150,12 @@ class CaptionFeed(QObject):
                 emit(self.changed)  # it works again
 
     def _page_options(self) -> dict[str, Any]:
-        return {"style": page_style(self.settings)}
+        return {"style": self.hub.style()}
 
     def _stop_server(self) -> None:
         if self.server is not None:
             self.server.stop()
-        self.server, self._serving = None, None
+        self.server = None
 
     def shutdown(self) -> None:
         self._stop_server()

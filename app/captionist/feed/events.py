@@ -62,8 +62,3 @@ def caption_events(update: CaptionUpdate, first_index: int) -> Iterator[tuple[Fe
     yield from flush()
     for _ in ends:  # ends after the last token (several at one place count once: ``ends`` is a set)
         yield FeedEventType.UTTERANCE_END, {"time_ms": last_ms}
-
-
-def text_token_count(data: dict[str, Any]) -> int:
-    """How many text tokens a ``TOKENS`` event's data carries."""
-    return len(data["tokens"])

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from captionist.feed.caption_lines import CaptionLines
-from captionist.feed.events import FeedEventType, caption_events, text_token_count
+from captionist.feed.events import FeedEventType, caption_events
 from captionist.pipeline.events import CaptionUpdate
 
 HISTORY = 20_000
@@ -160,24 +160,17 @@ class CaptionHub:
             if self._session_start is None:
                 return
             before = self._seq
-            new_line = False
             for kind, data in caption_events(update, self._tokens):
                 seq = self._append(kind, data)
-                if new_line:
-                    self._line_starts.append(seq)
-                    new_line = False
                 if kind is FeedEventType.TOKENS:
-                    self._tokens += text_token_count(data)
+                    self._tokens += len(data["tokens"])
                     self._lines.add_text("".join(t["text"] for t in data["tokens"]))
                 elif kind is FeedEventType.UTTERANCE_END:
                     self._lines.new_line()
-                    new_line = True
+                    self._line_starts.append(seq + 1)  # the next event starts the next line
                 elif kind is FeedEventType.GAP:
-                    self._line_starts.append(seq)
                     self._lines.add_line(data["label"])
-                    new_line = True
-            if new_line:
-                self._line_starts.append(self._seq + 1)  # the next event starts the next line
+                    self._line_starts.extend((seq, seq + 1))  # a line of its own, then the next
             appended = self._seq != before
         if appended:  # most updates (a feed that committed nothing) wake nobody
             self._wake()

@@ -25,6 +25,7 @@ when the hub wakes the loop, and a reader that falls out of the history is reset
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 from collections.abc import Callable
@@ -183,7 +184,7 @@ class FeedServer:
         return await handler(request)
 
     async def _page(self, request: web.Request) -> web.Response:
-        html = resources.files("captionist.feed").joinpath("page.html").read_text(encoding="utf-8")
+        html = _page_html()
         options = json.dumps(self._page_options()).replace("<", "\\u003c")  # no "</script>" inside
         return web.Response(
             text=html.replace("/*CAPTIONIST_OPTIONS*/{}", options),
@@ -292,6 +293,12 @@ class FeedServer:
         async for msg in ws:
             if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
                 break
+
+
+@functools.cache
+def _page_html() -> str:
+    """The caption page (read once)."""
+    return resources.files("captionist.feed").joinpath("page.html").read_text(encoding="utf-8")
 
 
 def _int_param(request: web.Request, name: str, default: int, lo: int, hi: int) -> int:

@@ -73,6 +73,7 @@ from captionist.transcript import (
 )
 from captionist.transcript.archive import remove_session
 from captionist.transcript.session import write_atomic
+from captionist.transcript.timecode import format_clock
 
 DEFAULT_FORMAT = "txt"  # without -o: timestamped txt in paths.default_transcript_dir()
 DEFAULT_TIMESTAMPS = True
@@ -130,8 +131,7 @@ class CaptionPrinter(QObject):
 
     @Slot(object)
     def on_alert(self, hit: KeywordHit) -> None:
-        seconds = hit.time_ms / 1000
-        self.on_message(f'keyword "{hit.keyword}" at {int(seconds // 60)}:{seconds % 60:04.1f}: {hit.text}')
+        self.on_message(f'keyword "{hit.keyword}" at {format_clock(hit.time_ms)}: {hit.text}')
 
     @Slot(object)
     def on_finished(self, result: SessionResult) -> None:

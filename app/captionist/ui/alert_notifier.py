@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication
 
 from captionist.alerts.watcher import KeywordHit
 from captionist.settings import AlertSettings
+from captionist.transcript.timecode import format_clock
 
 REPEAT_S = 30.0
 ShowMessage = Callable[[str, str], bool]  # (title, body) -> shown by the tray
@@ -29,8 +30,7 @@ ShowMessage = Callable[[str, str], bool]  # (title, body) -> shown by the tray
 
 def describe(hit: KeywordHit) -> tuple[str, str]:
     """The notification's title and body."""
-    seconds = hit.time_ms // 1000
-    return f"“{hit.keyword}” was said", f"“{hit.text}” at {seconds // 60}:{seconds % 60:02d} into the session"
+    return f"“{hit.keyword}” was said", f"“{hit.text}” at {format_clock(hit.time_ms)} into the session"
 
 
 class AlertNotifier:

@@ -194,7 +194,7 @@ def _connect_alerts(
 
     def restyle() -> None:
         show_keywords()
-        feed.apply()
+        feed.restyle()
 
     alerts.keywords_changed.connect(show_keywords)
     window.settings_changed.connect(restyle)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist.feed.access import DEFAULT_PORT
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.signals import emit
 from captionist.settings import FeedSettings
@@ -44,7 +45,7 @@ class FeedBox(QGroupBox):
         self.enabled.setChecked(settings.enabled)
         self.port = QSpinBox()
         self.port.setRange(1, 65535)
-        self.port.setValue(settings.port or 8791)
+        self.port.setValue(settings.port or DEFAULT_PORT)
         self.port.setMaximumWidth(120)
         self.lan = QCheckBox("Also to other devices on the network (needs the access token in the URL)")
         self.lan.setChecked(settings.lan)

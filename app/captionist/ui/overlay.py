@@ -179,7 +179,7 @@ class CaptionOverlay(QWidget):
                 lines.append([])
                 used = 0.0
             words = paragraph.split()
-            alert = self._keywords.marks(words) if self._keywords else [False] * len(words)  # per utterance
+            alert = self._keywords.marks(words)  # per utterance
             for k, word in enumerate(words):
                 start = self._text.index(word, pos)
                 pos = start + len(word)
