@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from captionist.shortcut_keys import DEFAULT_KEYS, ShortcutAction, find_clash, key_set, to_pynput
+from captionist.shortcut_keys import (
+    DEFAULT_KEYS,
+    ShortcutAction,
+    find_clash,
+    key_set,
+    to_pynput,
+    to_xdg_trigger,
+)
 
 CONVERTED = {
     "Ctrl+Alt+Shift+T": "<ctrl>+<alt>+<shift>+t",
@@ -119,3 +126,24 @@ def test_key_set_is_what_must_be_down() -> None:
 def test_action_values_are_the_settings_fields_and_each_has_a_label() -> None:
     assert [a.value for a in ShortcutAction] == ["start_stop", "show_overlay", "click_through"]
     assert all(a.label for a in ShortcutAction)
+
+
+@pytest.mark.parametrize(
+    ("sequence", "trigger"),
+    [
+        ("Ctrl+Alt+Shift+T", "CTRL+ALT+SHIFT+t"),  # the portal's modifiers, then the X keysym name
+        ("Meta+F9", "LOGO+F9"),  # Qt's Meta is the Super key on Linux
+        ("Alt+Shift+PgDown", "ALT+SHIFT+Page_Down"),
+        ("Ctrl+Alt+Return", "CTRL+ALT+Return"),
+        ("Ctrl+Alt+/", "CTRL+ALT+slash"),
+        ("Ctrl+Alt+5", "CTRL+ALT+5"),
+        ("Ctrl+Alt+É", None),  # no name in our table: the desktop lets the user choose
+    ],
+)
+def test_xdg_portal_triggers(sequence: str, trigger: str | None) -> None:
+    assert to_xdg_trigger(sequence) == trigger
+
+
+def test_xdg_portal_trigger_refuses_what_pynput_refuses() -> None:
+    with pytest.raises(ValueError, match="needs Ctrl, Alt or Meta"):
+        to_xdg_trigger("Shift+T")

@@ -3,7 +3,8 @@
 # (sounddevice), libsndfile, Qt's X11/EGL libraries, the Vulkan SDK and loader (ggml's Vulkan
 # backend: glslc, Vulkan and SPIR-V headers to build, libvulkan1 to run) with Mesa's drivers (lavapipe gives the
 # tests a Vulkan device without a GPU), and for the tests espeak-ng, PulseAudio, Xvfb, openbox with
-# xdotool (the X11 global-shortcut test: a window manager to focus another window, and typed keys)
+# xdotool (the X11 global-shortcut test: a window manager to focus another window, and typed keys),
+# dbus-daemon (the Wayland shortcut tests run a private session bus with a fake desktop portal)
 # and Chromium (the caption page test opens the page in a real browser while a session runs).
 # Elsewhere it only prints what to install.
 set -euo pipefail
@@ -14,7 +15,7 @@ PACKAGES=(
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0
   libxcb-render-util0 libxcb-image0
   libvulkan1 libvulkan-dev glslc spirv-headers mesa-vulkan-drivers
-  espeak-ng pulseaudio pulseaudio-utils xvfb x11-utils openbox xdotool chromium
+  espeak-ng pulseaudio pulseaudio-utils xvfb x11-utils openbox xdotool dbus-daemon chromium
 )
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "setup_system: not a Debian/Ubuntu system; install the equivalents of: ${PACKAGES[*]}" >&2

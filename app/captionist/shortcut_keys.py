@@ -6,6 +6,7 @@ Usage::
     to_pynput("Ctrl+Alt+Shift+T")              # "<ctrl>+<alt>+<shift>+t"
     to_pynput("Ctrl+Alt+Shift+T", mac=True)    # "<cmd>+<alt>+<shift>+t" (Qt's Ctrl is the Command key)
     to_pynput("Ctrl+A, Ctrl+B")                # ValueError: one combination only
+    to_xdg_trigger("Ctrl+Alt+Shift+T")         # "CTRL+ALT+SHIFT+t" (the desktop portal's format)
     find_clash({ShortcutAction.START_STOP: "Ctrl+Alt+T", ShortcutAction.CLICK_THROUGH: "Ctrl+Alt+T"})
 
 Sequences are Qt's portable text (``QKeySequence.toString(PortableText)``: modifiers ``Ctrl``, ``Alt``,
@@ -168,3 +169,49 @@ def find_clash(keys: Mapping[ShortcutAction, str], *, mac: bool = sys.platform =
             if set_b < set_a:
                 return f"{seq_a} ({a.label}) would also fire {seq_b} ({b.label})"
     return None
+
+
+# pynput key -> X keysym name, for the desktop portal's triggers (the XDG "shortcuts" specification:
+# modifiers CTRL, ALT, SHIFT, LOGO, then a keysym name, joined with "+").
+_XDG_MODIFIERS = {"<ctrl>": "CTRL", "<alt>": "ALT", "<shift>": "SHIFT", "<cmd>": "LOGO"}
+_XDG_NAMED_KEYS = {
+    "space": "space",
+    "tab": "Tab",
+    "enter": "Return",
+    "esc": "Escape",
+    "backspace": "BackSpace",
+    "delete": "Delete",
+    "insert": "Insert",
+    "home": "Home",
+    "end": "End",
+    "page_up": "Page_Up",
+    "page_down": "Page_Down",
+    "left": "Left",
+    "right": "Right",
+    "up": "Up",
+    "down": "Down",
+    "pause": "Pause",
+    "print_screen": "Print",
+    "menu": "Menu",
+    **{f"f{n}": f"F{n}" for n in range(1, 21)},
+}
+_XDG_SYMBOLS = {
+    "-": "minus", "=": "equal", ",": "comma", ".": "period", "/": "slash", ";": "semicolon",
+    "'": "apostrophe", "[": "bracketleft", "]": "bracketright", "\\": "backslash", "`": "grave",
+}  # fmt: skip
+
+
+def to_xdg_trigger(sequence: str) -> str | None:
+    """Qt portable text -> the desktop portal's trigger ("Ctrl+Alt+Shift+T" -> "CTRL+ALT+SHIFT+t"), or
+    None for a key the table does not name (the desktop then lets the user choose). Linux only: Qt's
+    Meta is the Super key there (LOGO). Raises ValueError as ``key_tokens`` does."""
+    modifiers, key = key_tokens(sequence, mac=False)
+    if key.startswith("<"):
+        name = _XDG_NAMED_KEYS.get(key[1:-1])
+    elif key.isascii() and key.isalnum():
+        name = key
+    else:
+        name = _XDG_SYMBOLS.get(key)
+    if name is None:
+        return None
+    return "+".join([*(_XDG_MODIFIERS[m] for m in modifiers), name])

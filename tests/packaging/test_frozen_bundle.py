@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from version import read_version
 
+from tests.fakes.fake_portal import FakePortal, PrivateBus
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "dist" / "captionist"
 CLIPS = ROOT / "tests" / "data" / "demo" / "clips.json"
@@ -130,6 +132,30 @@ def test_the_frozen_app_serves_the_caption_page(exe: Path, tmp_path: Path) -> No
         proc.terminate()
         _, stderr = proc.communicate(timeout=60)
     assert "<title>Captionist captions</title>" in page and '"font_size": 28' in page, stderr
+
+
+@pytest.mark.skipif(not LINUX or not PrivateBus.available(), reason="Linux with dbus-daemon only")
+def test_the_frozen_app_asks_a_wayland_desktop_for_its_shortcuts(exe: Path, tmp_path: Path) -> None:
+    # jeepney and the portal client inside the bundle: a Wayland session whose bus has a (fake)
+    # GlobalShortcuts portal gets the three shortcuts bound.
+    with PrivateBus() as bus, FakePortal(bus.address) as portal:
+        environ = {
+            **os.environ,
+            "CAPTIONIST_HOME": str(tmp_path),
+            "QT_QPA_PLATFORM": "offscreen",
+            "XDG_SESSION_TYPE": "wayland",
+            "DBUS_SESSION_BUS_ADDRESS": bus.address,
+        }
+        proc = subprocess.Popen(
+            [str(exe), "--quit-after", "20"], env=environ, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            portal.wait_for(lambda: portal.bound or proc.poll() is not None, timeout=60)
+        finally:
+            proc.terminate()
+            _, stderr = proc.communicate(timeout=60)
+        bound = [key for key, _ in portal.bound[0][1]] if portal.bound else []
+        assert bound == ["start_stop", "show_overlay", "click_through"], stderr
 
 
 def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:

@@ -128,14 +128,14 @@ def test_no_action_with_a_shortcut_starts_no_listener(factory) -> None:
         ("xcb", {"XDG_SESSION_TYPE": "wayland", "DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}),
     ],
 )
-def test_on_wayland_shortcuts_are_off_and_say_so(factory, platform_name, environ) -> None:
+def test_on_wayland_without_a_portal_client_shortcuts_are_off(factory, platform_name, environ) -> None:
     shortcuts = make(factory, platform_name=platform_name, environ=environ)
     shortcuts.apply()
     assert factory.started == [] and shortcuts.state is ShortcutState.UNAVAILABLE
     assert (
         shortcuts.note()
         == WAYLAND_NOTE
-        == "Global shortcuts are not supported on Wayland yet; use the tray menu."
+        == "Global shortcuts need the desktop's shortcuts portal on Wayland; use the tray menu."
     )
 
 

@@ -38,10 +38,11 @@ from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.recovery import recover_sessions
 from captionist.ui.alert_notifier import AlertNotifier
-from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory
+from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
+from captionist.ui.portal_shortcuts import start_portal_shortcuts
 from captionist.ui.pynput_hotkeys import start_pynput_hotkeys
 from captionist.ui.resources import app_icon, style_sheet
 from captionist.ui.single_instance import InstanceGuard
@@ -69,11 +70,13 @@ def build_app(
     sd: Any = None,
     model_loader: ModelLoader | None = None,
     shortcut_listener: ListenerFactory | None = None,
+    portal_listener: PortalFactory | None = None,
     login_item: LoginItem | None = None,
 ) -> AppParts:
     """Everything wired, nothing shown but the overlay. ``shortcut_listener``: the global shortcuts'
-    listener factory (default: pynput); ``login_item``: where "start at login" is written (default:
-    this platform's)."""
+    listener factory (default: pynput); ``portal_listener``: Wayland's (default: the desktop portal,
+    unless a ``shortcut_listener`` is given: a test's fake keyboard never reaches the real desktop);
+    ``login_item``: where "start at login" is written (default: this platform's)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Captionist")
     app.setDesktopFileName("captionist")
@@ -97,7 +100,11 @@ def build_app(
     overlay = CaptionOverlay(settings.overlay)
     overlay.restore_geometry()
     preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
-    shortcuts = GlobalShortcuts(settings.shortcuts, shortcut_listener or start_pynput_hotkeys)
+    shortcuts = GlobalShortcuts(
+        settings.shortcuts,
+        shortcut_listener or start_pynput_hotkeys,
+        start_portal=portal_listener or (start_portal_shortcuts if shortcut_listener is None else None),
+    )
     feed = CaptionFeed(settings)
     feed.attach(controller)
     alerts = KeywordAlerts(settings.alerts.keywords)
@@ -169,10 +176,18 @@ def _connect_shortcuts(
         active = shortcuts.active_keys()
         overlay.set_global_shortcut(active.get(ShortcutAction.CLICK_THROUGH))
         if window.click_through_shortcut is not None:
-            taken = any(key_set(keys) == in_window for keys in active.values())
+            taken = any(_key_set_or_none(keys) == in_window for keys in active.values())
             window.click_through_shortcut.setEnabled(not taken)
 
     shortcuts.state_changed.connect(on_state)
+
+
+def _key_set_or_none(keys: str) -> frozenset[str] | None:
+    """The keys of a Qt sequence; None for the desktop portal's own descriptions ("Super+T")."""
+    try:
+        return key_set(keys)
+    except ValueError:
+        return None
 
 
 def _connect_alerts(

@@ -10,8 +10,8 @@ Usage::
 Every change applies at once: the setting is stored and the listener restarts with the new keys
 (``GlobalShortcuts.apply``). A recorded sequence that cannot be a global shortcut, or that clashes
 with another action's, is not stored: the edit goes back to the stored keys and the box says why.
-``note`` shows ``GlobalShortcuts.note()`` (working, off, or why not: Wayland, no pynput, macOS
-permission). GUI thread only.
+``note`` shows ``GlobalShortcuts.note()`` (working, waiting for the desktop, off, or why not: no portal,
+no pynput, macOS permission). GUI thread only.
 """
 
 from __future__ import annotations
