@@ -13,6 +13,8 @@ bundle's layout is set by ``packaging/captionist.spec``::
     <bundle>/captionist/_engine.*              the engine extension
     <bundle>/captionist/resources/             icons, style sheet, desktop file
     <bundle>/captionist/models_data/demo.gguf  the demo model
+    <bundle>/captionist/feed/page.html         the caption page
+    <bundle>/captionist/help/README.md         what Help opens (``ui/help_link.py``)
     <bundle>/                                  ggml's shared libraries (every backend of the build),
                                                beside Qt's and Python's
 

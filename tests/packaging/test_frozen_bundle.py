@@ -169,6 +169,7 @@ def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
         assert "libggml-cpu.so.0" in names or any(n.startswith("libggml-cpu-") for n in names), names
     assert (internal / "captionist" / "resources" / "captionist.svg").is_file()
     assert (internal / "captionist" / "feed" / "page.html").is_file()
+    assert (internal / "captionist" / "help" / "README.md").is_file()  # what Help opens
 
 
 def test_bundle_leaves_out_what_the_app_does_not_use() -> None:

@@ -163,11 +163,18 @@ def test_without_a_project_page_the_readme_is_opened_locally(tmp_path: Path) -> 
     readme.write_text("# Captionist\n")
     assert help_url(lambda: metadata_with(), checkout_readme=readme) == QUrl.fromLocalFile(str(readme))
     installed = help_url(
-        lambda: metadata_with(description="# Captionist\nHelp text\n"), checkout_readme=tmp_path / "x"
+        lambda: metadata_with(description="# Captionist\nHelp text\n"),
+        checkout_readme=tmp_path / "x",
+        bundled_readme=tmp_path / "y",
     )
     copy = paths.data_dir() / "help" / "README.md"
     assert installed == QUrl.fromLocalFile(str(copy)) and copy.read_text() == "# Captionist\nHelp text\n"
-    assert help_url(lambda: None, checkout_readme=tmp_path / "x") is None
+    assert help_url(lambda: None, checkout_readme=tmp_path / "x", bundled_readme=tmp_path / "y") is None
+    bundled = tmp_path / "bundle" / "README.md"  # the installers carry a copy (packaging/captionist.spec)
+    bundled.parent.mkdir()
+    bundled.write_text("# Captionist\n")
+    found = help_url(lambda: None, checkout_readme=tmp_path / "x", bundled_readme=bundled)
+    assert found == QUrl.fromLocalFile(str(bundled))
     assert open_help(OpenedUrls(), url=None) is not None  # this checkout has a README
 
 

@@ -25,6 +25,7 @@ from captionist import paths
 DISTRIBUTION = "captionist"
 PREFERRED_LABELS = ("documentation", "docs", "homepage", "home", "source", "repository")
 CHECKOUT_README = Path(__file__).resolve().parents[3] / "README.md"  # <checkout>/app/captionist/ui
+BUNDLED_README = Path(__file__).resolve().parents[1] / "help" / "README.md"  # the installers' copy (.spec)
 
 
 def package_metadata() -> Message | None:
@@ -48,10 +49,14 @@ def project_url(metadata: Message | None) -> str | None:
     return entries[0][1] if entries else None
 
 
-def local_readme(metadata: Message | None, checkout_readme: Path = CHECKOUT_README) -> Path | None:
-    """The checkout's README, else the metadata's description written under the data dir."""
-    if checkout_readme.is_file():
-        return checkout_readme
+def local_readme(
+    metadata: Message | None, checkout_readme: Path = CHECKOUT_README, bundled_readme: Path = BUNDLED_README
+) -> Path | None:
+    """The checkout's README, else the installer bundle's, else the metadata's description written
+    under the data dir."""
+    for readme in (checkout_readme, bundled_readme):
+        if readme.is_file():
+            return readme
     text = (metadata.get_payload() or metadata.get("Description") or "") if metadata is not None else ""
     if not isinstance(text, str) or not text.strip():
         return None
@@ -65,13 +70,15 @@ def local_readme(metadata: Message | None, checkout_readme: Path = CHECKOUT_READ
 
 
 def help_url(
-    read_metadata: Callable[[], Message | None] = package_metadata, checkout_readme: Path = CHECKOUT_README
+    read_metadata: Callable[[], Message | None] = package_metadata,
+    checkout_readme: Path = CHECKOUT_README,
+    bundled_readme: Path = BUNDLED_README,
 ) -> QUrl | None:
     metadata = read_metadata()
     url = project_url(metadata)
     if url:
         return QUrl(url)
-    readme = local_readme(metadata, checkout_readme)
+    readme = local_readme(metadata, checkout_readme, bundled_readme)
     return QUrl.fromLocalFile(str(readme)) if readme else None
 
 
