@@ -7,6 +7,7 @@ import soundfile
 
 from captionist.audio.devices import Source
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
+from captionist.pipeline.session_state import SessionState
 from captionist.transcript import parse
 from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_sounddevice import FakeSoundDevice
@@ -32,11 +33,11 @@ def _run_session(
     results: list[SessionResult] = []
     ctl.session_finished.connect(results.append)
     assert ctl.start(cfg)
-    assert ctl.state == "running"
+    assert ctl.state == SessionState.RUNNING
     assert fake_sd.streams[-1].done.wait(5)
     with qtbot.waitSignal(ctl.session_finished, timeout=10000):
         ctl.stop()
-    assert ctl.state == "idle"
+    assert ctl.state == SessionState.IDLE
     return results[-1]
 
 
@@ -66,7 +67,7 @@ def test_open_failure_reports_error_and_stays_idle(qtbot, fake_sd, wav_48k) -> N
     with qtbot.waitSignal(ctl.error) as blocker:
         assert not ctl.start(SessionConfig(Path("m.gguf"), [src], 480, None, token_ms=80))
     assert blocker.args == ["cannot open 'Mic': Device unavailable: Mic"]
-    assert ctl.state == "idle"
+    assert ctl.state == SessionState.IDLE
 
 
 def test_model_error_ends_session_with_message(qtbot, fake_sd, wav_48k) -> None:
@@ -84,7 +85,7 @@ def test_model_error_ends_session_with_message(qtbot, fake_sd, wav_48k) -> None:
         ctl.start(SessionConfig(Path("bad.gguf"), [src], 480, None, token_ms=80))
     assert errors == ["bad.gguf: not a Voxtral Realtime GGUF"]
     assert blocker.args[0].summary.error == errors[0]
-    assert ctl.state == "idle" and not fake_sd.streams[-1].active
+    assert ctl.state == SessionState.IDLE and not fake_sd.streams[-1].active
 
 
 def test_silence_warning(qtbot, fake_sd) -> None:
@@ -105,6 +106,6 @@ def test_shutdown_finishes_session_and_closes_transcript(qtbot, fake_sd, wav_48k
     assert ctl.start(SessionConfig(Path("m.gguf"), [src], 480, tmp_path, fmt="json", token_ms=80))
     assert fake_sd.streams[-1].done.wait(5)
     ctl.shutdown()
-    assert ctl.state == "idle" and results[0].transcript is not None
+    assert ctl.state == SessionState.IDLE and results[0].transcript is not None
     cues = parse("json", results[0].transcript.read_text())
     assert " ".join(c.text for c in cues).split() == results[0].summary.text.split()

@@ -14,6 +14,7 @@ import soundfile
 import soxr
 
 from captionist import paths
+from captionist.pipeline.session_state import SessionState
 from captionist.settings import Settings, save_settings
 from captionist.ui.app import AppParts, build_app
 from tests.fakes.fake_engine import FakeModel, expected_words
@@ -62,7 +63,7 @@ def run_session(qtbot, parts: AppParts) -> None:
     qtbot.waitUntil(lambda: parts.window.model_info is not None)
     with qtbot.waitSignal(parts.controller.session_finished, timeout=30000):
         assert parts.window.start_session()
-        qtbot.waitUntil(lambda: parts.controller.state == "running")
+        qtbot.waitUntil(lambda: parts.controller.state == SessionState.RUNNING)
         qtbot.wait(600)
         parts.controller.stop()
 

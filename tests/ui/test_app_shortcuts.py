@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from captionist import paths
+from captionist.pipeline.session_state import SessionState
 from captionist.shortcut_keys import ShortcutAction, to_pynput
 from captionist.ui.app import AppParts, build_app
 from captionist.ui.global_shortcuts import ShortcutState
@@ -87,12 +88,12 @@ def test_start_stop_from_another_thread_is_the_start_stop_button(app, qtbot) -> 
     parts, factory = app
     window, controller = parts.window, parts.controller
     qtbot.waitUntil(lambda: window.model_info is not None)
-    with qtbot.waitSignal(controller.state_changed, check_params_cb=lambda s: s == "running"):
+    with qtbot.waitSignal(controller.state_changed, check_params_cb=lambda s: s == SessionState.RUNNING):
         press(qtbot, parts, factory, START_STOP)
     assert window.start_button.text() == "Stop" and parts.tray.start_stop.text() == "Stop captions"
     with qtbot.waitSignal(controller.session_finished, timeout=10000):
         press(qtbot, parts, factory, START_STOP)
-    assert controller.state == "idle" and window.start_button.text() == "Start"
+    assert controller.state == SessionState.IDLE and window.start_button.text() == "Start"
 
 
 def test_without_global_shortcuts_the_hint_names_the_tray_and_the_window_shortcut(app, qtbot) -> None:

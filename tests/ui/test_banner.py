@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from captionist.audio.capture import Capture
 from captionist.audio.devices import list_sources
+from captionist.pipeline.session_state import SessionState
 from captionist.transcript import parse
 from captionist.ui.banner import Problem
 from tests.ui.conftest import wait_for_model
@@ -90,7 +91,7 @@ def test_a_lost_device_line_goes_when_the_session_ends(app_parts) -> None:
     win, controller = app_parts[0], app_parts[1]
     controller.notice.emit("audio source 'USB Mic' disappeared; waiting for it to come back")
     assert not win.error_banner.isHidden()
-    controller.state_changed.emit("idle")
+    controller.state_changed.emit(SessionState.IDLE)
     assert win.error_banner.isHidden()
 
 

@@ -24,6 +24,7 @@ from typing import NoReturn
 import pytest
 
 from captionist import paths
+from captionist.pipeline.session_state import SessionState
 from captionist.shortcut_keys import ShortcutAction, to_pynput
 from captionist.ui.app import AppParts, build_app
 from captionist.ui.global_shortcuts import ShortcutState
@@ -117,11 +118,12 @@ def test_shortcuts_typed_in_another_app_reach_captionist(desktop: X11Desktop, ap
     assert overlay.isVisible()
 
     qtbot.waitUntil(lambda: window.model_info is not None)
-    with qtbot.waitSignal(controller.state_changed, check_params_cb=lambda state: state == "running"):
+    running = lambda state: state is SessionState.RUNNING  # noqa: E731
+    with qtbot.waitSignal(controller.state_changed, check_params_cb=running):
         _press(qtbot, desktop, app, "ctrl+alt+shift+s", ShortcutAction.START_STOP)
     with qtbot.waitSignal(controller.session_finished, timeout=DELIVERY_TIMEOUT_MS):
         _press(qtbot, desktop, app, "ctrl+alt+shift+s", ShortcutAction.START_STOP)
-    assert controller.state == "idle"
+    assert controller.state == SessionState.IDLE
 
     # The focused app got the keys as well (in the order typed): pynput listens, it does not grab.
     for keysym in ("T", "T", "O", "O", "S", "S"):  # with Shift held, X reports the capital

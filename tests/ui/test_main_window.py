@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from captionist.audio.devices import list_sources
 from captionist.models import ModelStore
 from captionist.pipeline.controller import SessionController
+from captionist.pipeline.session_state import SessionState
 from captionist.settings import OverlaySettings, Settings
 from captionist.transcript import parse
 from captionist.ui.main_window import MainWindow
@@ -80,7 +81,7 @@ def test_errors_are_shown_in_the_banner(app_parts, qtbot) -> None:
     assert not win.start_session()
     assert not win.error_banner.isHidden()
     assert win.error_banner.text() == "cannot open 'USB Mic': Device unavailable: USB Mic"
-    assert controller.state == "idle" and win.start_button.text() == "Start"
+    assert controller.state == SessionState.IDLE and win.start_button.text() == "Start"
     for i in range(win.sources.list.count()):
         win.sources.list.item(i).setCheckState(Qt.CheckState.Unchecked)
     assert win.settings.sources == []
@@ -281,7 +282,7 @@ def test_start_waits_for_the_model_and_a_broken_model_is_reported(qtbot, fake_sd
     assert win.error_banner.text().splitlines()[-1] == (
         "cannot use the model broken.gguf: broken.gguf: tensor enc.norm.weight is missing"
     )
-    assert not win.start_button.isEnabled() and ctl.state == "idle"
+    assert not win.start_button.isEnabled() and ctl.state == SessionState.IDLE
 
 
 def test_ends_of_utterance_start_new_lines_in_transcript_and_overlay(qtbot, fake_sd, tmp_path) -> None:

@@ -38,6 +38,7 @@ from captionist.audio.devices import Source, list_sources, rediscover
 from captionist.models.info import ModelInfo
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.lag import LagMeter
+from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter
@@ -83,7 +84,7 @@ class SessionController(QObject):
     stats = Signal(object)  # WorkerStats, its lag read live from the sample counts
     notice = Signal(str)
     error = Signal(str)
-    state_changed = Signal(str)  # "idle" | "running" | "stopping"
+    state_changed = Signal(object)  # SessionState
     session_started = Signal(object)  # SessionConfig of a session that started (before its captions)
     session_finished = Signal(object)  # SessionResult
 
@@ -108,7 +109,7 @@ class SessionController(QObject):
         self._preparing: list[threading.Thread] = []
         self._model_key: tuple[str, str] | None = None
         self._model: Any = None
-        self._state = "idle"
+        self._state = SessionState.IDLE
         self._capture: Capture | None = None
         self._thread: QThread | None = None
         self._worker: InferenceWorker | None = None
@@ -128,7 +129,7 @@ class SessionController(QObject):
 
     # --- queries -------------------------------------------------------------------------------
     @property
-    def state(self) -> str:
+    def state(self) -> SessionState:
         return self._state
 
     @property
@@ -138,7 +139,7 @@ class SessionController(QObject):
     def levels(self) -> dict[str, float]:
         return self._capture.levels() if self._capture is not None else {}
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: SessionState) -> None:
         self._state = state
         emit(self.state_changed, state)
 
@@ -198,7 +199,7 @@ class SessionController(QObject):
 
     def start(self, config: SessionConfig) -> bool:
         """Open the sources and start a session; on failure emit ``error`` and return False."""
-        if self._state != "idle":
+        if self._state != SessionState.IDLE:
             emit(self.error, "a session is already running")
             return False
         if not config.sources:
@@ -261,29 +262,29 @@ class SessionController(QObject):
         self._silence_warned.clear()
         self._silence_timer.start()
         self._lag_timer.start()
-        self._set_state("running")
+        self._set_state(SessionState.RUNNING)
         emit(self.session_started, config)
         self._thread.start()
         return True
 
     def stop(self) -> None:
         """Close the devices and let the worker finish what was already captured."""
-        if self._state != "running":
+        if self._state != SessionState.RUNNING:
             return
         assert self._capture is not None and self._control is not None
-        self._set_state("stopping")
+        self._set_state(SessionState.STOPPING)
         self._silence_timer.stop()
         self._capture.stop()
         self._control.stop.set()
 
     def set_latency(self, latency_ms: int) -> None:
         """Change the latency live (no effect when idle; the next session uses its own config)."""
-        if self._control is not None and self._state == "running":
+        if self._control is not None and self._state == SessionState.RUNNING:
             self._control.request_latency(latency_ms)
 
     def set_language(self, language: str | None) -> None:
         """Change the language live (None: the model's default); no effect when idle."""
-        if self._control is not None and self._state == "running":
+        if self._control is not None and self._state == SessionState.RUNNING:
             self._control.request_language(language)
 
     def wait_idle(self, timeout_ms: int = 10000) -> bool:
@@ -371,7 +372,7 @@ class SessionController(QObject):
             self._thread.quit()  # the queued quit from the worker may not have been delivered yet
             self._thread.wait()
         self._worker, self._thread, self._control, self._capture, self._writer = None, None, None, None, None
-        self._set_state("idle")
+        self._set_state(SessionState.IDLE)
         emit(self.session_finished, SessionResult(summary, path, write_error))
 
     @Slot()

@@ -46,6 +46,7 @@ from captionist.models import ModelStore
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
+from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.transcript import SessionWriter
@@ -226,7 +227,7 @@ class MainWindow(QMainWindow):
 
     def _restart_preview(self) -> None:
         """While idle, keep the selected sources open just for their meters."""
-        if self.preview is None or self.controller.state != "idle":
+        if self.preview is None or self.controller.state != SessionState.IDLE:
             return
         error = self.preview.start(self.sources.selected())
         if error:
@@ -235,7 +236,7 @@ class MainWindow(QMainWindow):
             self._meter_timer.start()
 
     def _update_meters(self) -> None:
-        if self.controller.state == "idle" and self.preview is not None:
+        if self.controller.state == SessionState.IDLE and self.preview is not None:
             self.sources.set_levels(self.preview.poll())
         else:
             self.sources.set_levels(self.controller.levels())
@@ -311,7 +312,7 @@ class MainWindow(QMainWindow):
     def _on_backend_changed(self, backend: str) -> None:
         """Reload the chosen model on the new device now, unless a session is using it."""
         model = self.selected_model()
-        if model is None or self.controller.state != "idle":
+        if model is None or self.controller.state != SessionState.IDLE:
             return
         self.error_banner.resolve(Problem.MODEL)
         self._set_model_info(None, "loading…")
@@ -326,10 +327,10 @@ class MainWindow(QMainWindow):
         else:
             self.latency.set_choices(info.latencies_ms, self.settings.latency_for(info))
             self.language.set_choices(info.language_choices, self.settings.language_for(info))
-        self.start_button.setEnabled(self.controller.state == "running" or info is not None)
+        self.start_button.setEnabled(self.controller.state == SessionState.RUNNING or info is not None)
 
     def _on_model_ready(self, info: ModelInfo) -> None:
-        if info.path == self.selected_model() and self.controller.state == "idle":
+        if info.path == self.selected_model() and self.controller.state == SessionState.IDLE:
             self._set_model_info(info)
             self.error_banner.resolve(Problem.MODEL)
 
@@ -359,9 +360,9 @@ class MainWindow(QMainWindow):
 
     # --- session ------------------------------------------------------------------------------
     def toggle_session(self) -> None:
-        if self.controller.state == "running":
+        if self.controller.state == SessionState.RUNNING:
             self.controller.stop()
-        elif self.controller.state == "idle":
+        elif self.controller.state == SessionState.IDLE:
             self.start_session()
 
     def start_session(self) -> bool:
@@ -401,14 +402,16 @@ class MainWindow(QMainWindow):
             self._restart_preview()
         return started
 
-    def _on_state(self, state: str) -> None:
-        self.start_button.setText({"running": "Stop", "stopping": "Finishing…"}.get(state, "Start"))
-        self.start_button.setEnabled(state == "running" or (state == "idle" and self.model_info is not None))
-        self.sources.setEnabled(state == "idle")
-        self.model_combo.setEnabled(state == "idle")
-        if state == "running":
+    def _on_state(self, state: SessionState) -> None:
+        labels = {SessionState.RUNNING: "Stop", SessionState.STOPPING: "Finishing…"}
+        self.start_button.setText(labels.get(state, "Start"))
+        idle_and_ready = state is SessionState.IDLE and self.model_info is not None
+        self.start_button.setEnabled(state is SessionState.RUNNING or idle_and_ready)
+        self.sources.setEnabled(state == SessionState.IDLE)
+        self.model_combo.setEnabled(state == SessionState.IDLE)
+        if state == SessionState.RUNNING:
             self._meter_timer.start()
-        elif state == "idle":
+        elif state == SessionState.IDLE:
             self._forget_lost_devices()  # nothing is captured now, so nothing waits for them
             self._meter_timer.stop()
             self.sources.set_levels({})

@@ -18,6 +18,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from captionist.pipeline.controller import SessionController
+from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
@@ -91,6 +92,6 @@ class Tray(QObject):
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self._raise_window()
 
-    def _on_state(self, state: str) -> None:
-        self.start_stop.setText("Stop captions" if state == "running" else "Start captions")
-        self.start_stop.setEnabled(state != "stopping")
+    def _on_state(self, state: SessionState) -> None:
+        self.start_stop.setText("Stop captions" if state == SessionState.RUNNING else "Start captions")
+        self.start_stop.setEnabled(state != SessionState.STOPPING)
