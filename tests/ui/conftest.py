@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,24 @@ from captionist.settings import Settings
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.fakes.fake_portal import FakePortal, PrivateBus
 from tests.fakes.fake_sounddevice import FakeSoundDevice
+
+
+@pytest.fixture
+def bus() -> Iterator[PrivateBus]:
+    """A D-Bus session bus of the test's own (a dbus-daemon), for the desktop portal's tests."""
+    if not PrivateBus.available():
+        pytest.skip("needs dbus-daemon (tools/setup_system.sh)")
+    with PrivateBus() as bus:
+        yield bus
+
+
+@pytest.fixture
+def portal(bus: PrivateBus) -> Iterator[FakePortal]:
+    """A desktop portal with GlobalShortcuts on ``bus`` (tests/fakes/fake_portal.py)."""
+    with FakePortal(bus.address) as portal:
+        yield portal
 
 
 def wait_for_model(qtbot, win: MainWindow) -> None:

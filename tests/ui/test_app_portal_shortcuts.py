@@ -17,41 +17,38 @@ from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_hotkeys import FakeHotkeyFactory
 from tests.fakes.fake_portal import FakePortal, PrivateBus
 
-pytestmark = pytest.mark.skipif(
-    not PrivateBus.available(), reason="needs dbus-daemon (tools/setup_system.sh)"
-)
-
 
 @pytest.fixture
-def app(qtbot, fake_sd, monkeypatch) -> Iterator[tuple[AppParts, FakePortal, FakeHotkeyFactory]]:
+def app(
+    qtbot, fake_sd, monkeypatch, bus: PrivateBus, portal: FakePortal
+) -> Iterator[tuple[AppParts, FakePortal, FakeHotkeyFactory]]:
     monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
     monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
     fake_sd.add_device("Mic", rate=16000, default=True)
     (paths.models_dir() / "m.gguf").parent.mkdir(parents=True)
     (paths.models_dir() / "m.gguf").write_bytes(b"GGUF")
     keyboard = FakeHotkeyFactory()
-    with PrivateBus() as bus, FakePortal(bus.address) as portal:
-        portal.triggers = {"click_through": "Super+T"}  # the desktop chose other keys for it
+    portal.triggers = {"click_through": "Super+T"}  # the desktop chose other keys for it
 
-        def portal_listener(shortcuts, on_activated, on_binding):
-            return start_portal_shortcuts(shortcuts, on_activated, on_binding, bus=bus.address)
+    def portal_listener(shortcuts, on_activated, on_binding):
+        return start_portal_shortcuts(shortcuts, on_activated, on_binding, bus=bus.address)
 
-        parts = build_app(
-            sd=fake_sd,
-            model_loader=lambda path, backend: FakeModel(),
-            shortcut_listener=keyboard,
-            portal_listener=portal_listener,
-        )
-        qtbot.addWidget(parts.window)
-        qtbot.addWidget(parts.overlay)
-        try:
-            qtbot.waitUntil(lambda: parts.shortcuts.state is ShortcutState.ACTIVE, timeout=10_000)
-            yield parts, portal, keyboard
-        finally:
-            parts.app.aboutToQuit.disconnect(parts.at_exit)
-            parts.save_timer.stop()
-            parts.controller.shutdown()
-            parts.shortcuts.stop()
+    parts = build_app(
+        sd=fake_sd,
+        model_loader=lambda path, backend: FakeModel(),
+        shortcut_listener=keyboard,
+        portal_listener=portal_listener,
+    )
+    qtbot.addWidget(parts.window)
+    qtbot.addWidget(parts.overlay)
+    try:
+        qtbot.waitUntil(lambda: parts.shortcuts.state is ShortcutState.ACTIVE, timeout=10_000)
+        yield parts, portal, keyboard
+    finally:
+        parts.app.aboutToQuit.disconnect(parts.at_exit)
+        parts.save_timer.stop()
+        parts.controller.shutdown()
+        parts.shortcuts.stop()
 
 
 def test_a_press_through_the_portal_toggles_click_through_and_the_hint_names_the_desktops_keys(

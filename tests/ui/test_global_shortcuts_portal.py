@@ -5,9 +5,7 @@ the GUI thread as the action it was bound for."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
-import pytest
 from PySide6.QtCore import Qt
 
 from captionist.settings import ShortcutSettings
@@ -20,25 +18,9 @@ from captionist.ui.global_shortcuts import (
 )
 from captionist.ui.portal_shortcuts import NO_PORTAL_NOTE, start_portal_shortcuts
 from tests.fakes.fake_hotkeys import FakeHotkeyFactory
-from tests.fakes.fake_portal import FakePortal, PrivateBus
-
-pytestmark = pytest.mark.skipif(
-    not PrivateBus.available(), reason="needs dbus-daemon (tools/setup_system.sh)"
-)
+from tests.fakes.fake_portal import PrivateBus
 
 WAYLAND = {"WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"}
-
-
-@pytest.fixture
-def bus() -> Iterator[PrivateBus]:
-    with PrivateBus() as private:
-        yield private
-
-
-@pytest.fixture
-def portal(bus: PrivateBus) -> Iterator[FakePortal]:
-    with FakePortal(bus.address) as fake:
-        yield fake
 
 
 def make(bus: PrivateBus, keyboard: FakeHotkeyFactory, settings: ShortcutSettings | None = None):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,10 +18,6 @@ from captionist.ui.portal_shortcuts import (
     start_portal_shortcuts,
 )
 from tests.fakes.fake_portal import FakePortal, PrivateBus
-
-pytestmark = pytest.mark.skipif(
-    not PrivateBus.available(), reason="needs dbus-daemon (tools/setup_system.sh)"
-)
 
 SHORTCUTS = {
     "start_stop": PortalShortcut("Start/stop captions", "CTRL+ALT+SHIFT+s"),
@@ -40,18 +35,6 @@ class Recorder:
 
     def on_binding(self, binding: PortalBinding) -> None:
         self.bindings.append(binding)
-
-
-@pytest.fixture
-def bus() -> Iterator[PrivateBus]:
-    with PrivateBus() as private:
-        yield private
-
-
-@pytest.fixture
-def portal(bus: PrivateBus) -> Iterator[FakePortal]:
-    with FakePortal(bus.address) as fake:
-        yield fake
 
 
 def start(bus: PrivateBus, recorder: Recorder, shortcuts=SHORTCUTS):
