@@ -69,12 +69,13 @@ def test_keywords_in_spoken_sentences_are_each_reported_once(qtbot, fake_sd, dem
         if heard == said:  # and where it heard the sentence right, each keyword that was said
             exact += 1
             assert [h.keyword for h in hits] == expected_hits(said)
-            starts: dict[str, list[float]] = {}
+            spans: dict[str, list[tuple[float, float]]] = {}
             for w in clip["words"]:
-                starts.setdefault(w["word"], []).append(w["start_ms"])
-            for hit in hits:  # at (the model's latency after) where its first word was spoken
+                spans.setdefault(w["word"], []).append((w["start_ms"], w["end_ms"]))
+            for hit in hits:  # at its first word: a word's token is timed where the word ends
                 first = hit.text.split()[0].lower()
-                assert any(0 <= hit.time_ms - s <= 480 + 400 for s in starts[first]), (hit, starts[first])
+                near = [start <= hit.time_ms <= end + 400 for start, end in spans[first]]
+                assert any(near), (hit, spans[first])
         texts = {t["index"]: t["text"] for e in events if e["type"] == "tokens" for t in e["tokens"]}
         sent = [e for e in events if e["type"] == "alert"]
         assert [a["keyword"] for a in sent] == [h.keyword for h in hits]
