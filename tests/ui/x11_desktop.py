@@ -101,6 +101,10 @@ class X11Desktop:
         )
         self.processes.append(xev)
         threading.Thread(target=self._read_events, args=(xev,), daemon=True).start()
+        self.activate_target()
+
+    def activate_target(self) -> None:
+        """Give the other app the focus (and wait until the window manager says it has it)."""
         self._xdotool("search", "--sync", "--name", f"^{TARGET}$", "windowactivate", "--sync")
 
     def _read_events(self, xev: subprocess.Popen[str]) -> None:
