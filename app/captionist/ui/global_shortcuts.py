@@ -137,14 +137,14 @@ class GlobalShortcuts(QObject):
         if not keys:
             return ShortcutState.OFF, "No action has a global shortcut."
         try:
-            clash = find_clash(keys, mac=self._mac)
-            hotkeys = {to_pynput(seq, mac=self._mac): self._callback(action) for action, seq in keys.items()}
+            clash = find_clash(keys, mac=self._mac)  # also checks that each sequence converts
         except ValueError as exc:  # settings.py validates, so only a hand-made ShortcutSettings gets here
             return ShortcutState.REFUSED, f"Global shortcuts are off: {exc}."
         if clash:
             return ShortcutState.REFUSED, f"Global shortcuts are off: {clash}."
         if wayland:
             return self._ask_portal(keys)
+        hotkeys = {to_pynput(seq, mac=self._mac): self._callback(action) for action, seq in keys.items()}
         try:
             self._listener = self._start_listener(hotkeys)
         except ShortcutsUnavailable as exc:

@@ -407,11 +407,11 @@ class MainWindow(QMainWindow):
         self.start_button.setText(labels.get(state, "Start"))
         idle_and_ready = state is SessionState.IDLE and self.model_info is not None
         self.start_button.setEnabled(state is SessionState.RUNNING or idle_and_ready)
-        self.sources.setEnabled(state == SessionState.IDLE)
-        self.model_combo.setEnabled(state == SessionState.IDLE)
-        if state == SessionState.RUNNING:
+        self.sources.setEnabled(state is SessionState.IDLE)
+        self.model_combo.setEnabled(state is SessionState.IDLE)
+        if state is SessionState.RUNNING:
             self._meter_timer.start()
-        elif state == SessionState.IDLE:
+        elif state is SessionState.IDLE:
             self._forget_lost_devices()  # nothing is captured now, so nothing waits for them
             self._meter_timer.stop()
             self.sources.set_levels({})

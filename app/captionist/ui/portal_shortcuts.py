@@ -106,9 +106,8 @@ def start_portal_shortcuts(
     except Exception as exc:  # no DBUS_SESSION_BUS_ADDRESS, a dead socket, an authentication failure
         raise ShortcutsUnavailable(NO_BUS_NOTE) from exc
     try:
-        portal = jeepney.DBusAddress(PORTAL_PATH, bus_name=PORTAL_NAME, interface=SHORTCUTS_INTERFACE)
         reply = connection.send_and_get_reply(
-            jeepney.Properties(portal).get("version"), timeout=CALL_TIMEOUT_S
+            jeepney.Properties(_portal(jeepney)).get("version"), timeout=CALL_TIMEOUT_S
         )
         if reply.header.message_type is not jeepney.MessageType.method_return:
             raise ShortcutsUnavailable(NO_PORTAL_NOTE)  # no portal, or one without GlobalShortcuts
@@ -217,8 +216,7 @@ class PortalShortcuts:
         rule = jeepney.MatchRule(type="signal", interface=REQUEST_INTERFACE, member="Response")
         with self._connection.filter(rule, queue=deque()) as queue:
             self._add_match(rule)  # before the call: the Response may follow its reply at once
-            portal = jeepney.DBusAddress(PORTAL_PATH, bus_name=PORTAL_NAME, interface=SHORTCUTS_INTERFACE)
-            reply = self._call(jeepney.new_method_call(portal, method, signature, body))
+            reply = self._call(jeepney.new_method_call(_portal(jeepney), method, signature, body))
             handle = reply.body[0]
             while True:
                 message = self._next(queue)
@@ -269,6 +267,11 @@ class _Refused(Exception):
     def __init__(self, response: int) -> None:
         super().__init__(f"response {response}")
         self.response = response
+
+
+def _portal(jeepney: Any) -> Any:
+    """The portal's GlobalShortcuts interface, as a jeepney address."""
+    return jeepney.DBusAddress(PORTAL_PATH, bus_name=PORTAL_NAME, interface=SHORTCUTS_INTERFACE)
 
 
 def _unvariant(value: Any) -> Any:
