@@ -148,20 +148,19 @@ class FileTranscript:
 def transcribe_file(model: Any, src: Path, latency_ms: int, language: str | None) -> FileTranscript:
     """``src`` decoded block by block into one stream of ``model`` and decoded to the end.
 
-    Ends of utterance are placed with ``utterance_ends`` (exact for models with an end-of-utterance
-    token, else after the block in which they happened: 250 ms). Raises ``AudioFileError`` (a
+    Ends of utterance are placed with ``utterance_ends``, at the token where the engine reported
+    them. Raises ``AudioFileError`` (a
     ``ValueError``) or ``EngineError``."""
     from captionist.audio.files import open_audio
     from captionist.engine import StreamEvent, Transcript
     from captionist.pipeline.utterance import utterance_ends
 
-    eou_id = int(model.info.get("eou_id", -1))
     stream = model.stream(latency_ms=latency_ms, language=language)
     tokens: list[Any] = []
     events: list[tuple[int, StreamEvent]] = []
 
     def add(update: Any) -> None:
-        ends = utterance_ends(update.new_tokens, update.events, eou_id=eou_id)
+        ends = utterance_ends(update)
         events.extend((len(tokens) + at, StreamEvent.END_OF_UTTERANCE) for at in ends)
         tokens.extend(update.new_tokens)
 

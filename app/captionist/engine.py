@@ -72,7 +72,8 @@ class StreamUpdate:
 
     ``revision`` increments whenever committed text grows; ``text`` is all committed text so far;
     ``new_tokens`` are the tokens committed by this call; ``events`` holds ``StreamEvent`` values
-    in the order they happened.
+    in the order they happened, and ``event_at[i]`` says how many of ``new_tokens`` came before
+    ``events[i]`` (exact: the engine reports where each event happened).
     """
 
     revision: int
@@ -82,10 +83,23 @@ class StreamUpdate:
     audio_ms_received: int
     audio_ms_decoded: int
     events: list[StreamEvent] = field(default_factory=list)
+    event_at: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.event_at) != len(self.events):
+            raise ValueError(f"{len(self.events)} events but {len(self.event_at)} positions")
+        if any(not 0 <= at <= len(self.new_tokens) for at in self.event_at) or self.event_at != sorted(
+            self.event_at
+        ):
+            raise ValueError(f"event positions {self.event_at} do not fit {len(self.new_tokens)} new tokens")
 
     @property
     def lag_ms(self) -> int:
         return max(0, self.audio_ms_received - self.audio_ms_decoded)
+
+    def placed_events(self) -> list[tuple[int, StreamEvent]]:
+        """``(event_at[i], events[i])`` pairs: each event with how many new tokens came before it."""
+        return list(zip(self.event_at, self.events, strict=True))
 
 
 def delay_ms_to_tokens(delay_ms: int) -> int:
@@ -370,6 +384,7 @@ class Stream:
             self.text += added
             self.revision += 1
         self.token_ids += [t.id for t in new]
+        events = _events(result)
         return StreamUpdate(
             revision=self.revision,
             text=self.text,
@@ -377,7 +392,8 @@ class Stream:
             token_ids=list(self.token_ids),
             audio_ms_received=offset + int(result["audio_ms_received"]),
             audio_ms_decoded=offset + int(result["audio_ms_decoded"]),
-            events=[StreamEvent(name) for name, _ in result["events"]],
+            events=[e for _, e in events],
+            event_at=[at for at, _ in events],
         )
 
 

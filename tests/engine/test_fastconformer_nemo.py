@@ -51,10 +51,10 @@ def streamed(m: engine.Model, pcm: np.ndarray, sizes: list[int] | None, seed: in
         n = sizes[0] if sizes else int(rng.integers(1, 8000))
         u = s.feed(pcm[pos : pos + n])
         pos += n
-        events += [(len(tokens), e) for e in u.events]
+        events += [(len(tokens) + at, e) for at, e in u.placed_events()]
         tokens += u.new_tokens
     u = s.finish()
-    events += [(len(tokens), e) for e in u.events]
+    events += [(len(tokens) + at, e) for at, e in u.placed_events()]
     tokens += u.new_tokens
     return engine.Transcript(u.text, [t.id for t in tokens], tokens, events)
 
@@ -111,7 +111,10 @@ def test_streaming_equals_offline_for_any_feed_size(
         t = streamed(m, clip(model, case["clip"]), FEEDS[feed])
         assert t.token_ids == case["token_ids"], (case["clip"], feed)
         assert t.text == case["text"], (case["clip"], feed)
-        assert engine.StreamEvent.FINISHED == t.events[-1][1]
+        assert t.events[-1] == (len(t.tokens), engine.StreamEvent.FINISHED)
+        eou = expected(model)["vocab"]["eou_id"]
+        eou_at = [i + 1 for i, tok in enumerate(t.tokens) if tok.id == eou]  # right after each <EOU>
+        assert [at for at, e in t.events if e == engine.StreamEvent.END_OF_UTTERANCE] == eou_at
 
 
 def test_tokens_come_out_while_audio_goes_in(nemo_model: Callable[..., engine.Model]) -> None:

@@ -17,7 +17,8 @@ from .gguf_edit import rewrite_gguf
 def stream_tokens(
     m: engine.Model, pcm: np.ndarray, delay_tokens: int, chunks: list[int]
 ) -> tuple[list, list]:
-    """Feed `pcm` in pieces of the given sizes (cycled), then finish; tokens and (index, event) pairs."""
+    """Feed `pcm` in pieces of the given sizes (cycled), then finish; tokens and (index, event) pairs,
+    each event placed where the engine says it happened among the update's tokens."""
     s = m.stream(delay_ms=delay_tokens * engine.TOKEN_MS)
     tokens: list[engine.Token] = []
     events: list[tuple[int, str]] = []
@@ -30,8 +31,8 @@ def stream_tokens(
         i += 1
     updates.append(s.finish())
     for u in updates:
+        events += [(len(tokens) + at, e) for at, e in u.placed_events()]
         tokens += u.new_tokens
-        events += [(len(tokens), e) for e in u.events]
     assert [t.id for t in tokens] == s.token_ids
     return tokens, events
 
@@ -118,6 +119,30 @@ def test_end_of_utterance_does_not_end_the_live_stream(loaded: Callable[..., eng
     later = [t for t in tokens if t.time_ms >= second_start_ms and not t.is_control]
     assert len(later) >= 20, "the stream goes on captioning the speech after the pause"
     assert not s.finish().events == []
+
+
+def test_an_end_of_utterance_sits_at_its_token_whatever_the_blocks(
+    loaded: Callable[..., engine.Model],
+) -> None:
+    """Where among the tokens the live stream ends an utterance does not depend on how the audio was
+    cut: 1 s blocks (several steps per update, pads after the end) place it as 80 ms blocks do."""
+    m = loaded("tiny_wide")
+    first, second = load_clip("speech_short.wav"), load_clip("speech_mid.wav")
+    pcm = np.concatenate([first, np.zeros(4 * engine.SAMPLE_RATE, np.float32), second])
+    want_tokens, want_events = stream_tokens(m, pcm, 6, [1280])
+    eou = [at for at, e in want_events if e == "end_of_utterance"]
+    assert eou and any(at < len(want_tokens) for at in eou)
+    for chunks in ([16000], [48000], RNG_CHUNKS):
+        tokens, events = stream_tokens(m, pcm, 6, chunks)
+        assert tokens == want_tokens
+        assert events == want_events
+    # and within one 1 s update, the end comes before tokens of that same update
+    s = m.stream(delay_ms=480)
+    inside = []
+    for pos in range(0, len(pcm), 16000):
+        u = s.feed(pcm[pos : pos + 16000])
+        inside += [at for at, e in u.placed_events() if e == "end_of_utterance" and at < len(u.new_tokens)]
+    assert inside, "no end of utterance fell inside an update: the case above proves nothing"
 
 
 def raw_stream(m: engine.Model, pcm: np.ndarray, delay_tokens: int, chunk: int) -> tuple[list, list]:

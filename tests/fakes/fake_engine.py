@@ -67,9 +67,13 @@ class FakeStream:
         lang = "" if not self._language or self._language == m.default_language else f"{self._language}-"
         return Token(id=1000 + i, piece=f" {lang}w{i}", time_ms=i * m.token_ms)
 
-    def _commit(self, upto: int, events: list[StreamEvent]) -> StreamUpdate:
+    def _commit(self, upto: int, last: list[StreamEvent]) -> StreamUpdate:
+        """Tokens of frames up to ``upto``, an end of utterance where a pause reaches
+        ``eou_after_ms``, then the ``last`` events (the engine's FINISHED/SEGMENT_END come last)."""
         m = self._model
         new: list[Token] = []
+        events: list[StreamEvent] = []
+        event_at: list[int] = []
         for i in range(self._committed, upto):
             if self._frames[i]:
                 new.append(self._token(i))
@@ -77,11 +81,14 @@ class FakeStream:
                 continue
             self._silent_run += 1
             if m.eou_after_ms is not None and self._spoke and self._silent_run * m.token_ms == m.eou_after_ms:
-                events = [*events, StreamEvent.END_OF_UTTERANCE]
                 self._spoke = False
                 if m.eou_id >= 0:
                     t = (self._frames_before + i) * m.token_ms
                     new.append(Token(id=m.eou_id, piece="", time_ms=t, is_control=True))
+                events.append(StreamEvent.END_OF_UTTERANCE)
+                event_at.append(len(new))
+        events += last
+        event_at += [len(new)] * len(last)
         self._committed = max(self._committed, upto)
         added = "".join(t.piece for t in new)
         if added:
@@ -97,6 +104,7 @@ class FakeStream:
             audio_ms_received=before_ms + self._received * 1000 // SAMPLE_RATE,
             audio_ms_decoded=before_ms + self._committed * m.token_ms,
             events=events,
+            event_at=event_at,
         )
 
     def feed(self, pcm: np.ndarray) -> StreamUpdate:

@@ -215,18 +215,24 @@ def test_live_language_change_and_a_bad_choice(qtbot) -> None:
 
 def test_end_of_utterance_positions_reach_the_caption_updates(qtbot) -> None:
     pcm = speech_like(16000, [(0.4, True), (0.6, False), (0.4, True), (0.6, False)])
-    for eou_id in (7, -1):  # an <EOU> token of its own (FastConformer) or just an event (Voxtral)
+    # an <EOU> token of its own (FastConformer) or just an event (Voxtral); 960 ms feeds, or the
+    # whole clip as one feed, so that the first end falls inside an update with words after it
+    for eou_id, max_feed_ms in ((7, 960), (-1, 960), (7, 4000), (-1, 4000)):
         control = WorkerControl()
         model = FakeModel(eou_after_ms=320, eou_id=eou_id, latencies_ms=(80,), default_latency_ms=80)
-        run = Run(qtbot, model, ListSource([pcm], control), control, latency_ms=80)
+        policy = LoadPolicy(max_feed_ms=max_feed_ms)
+        run = Run(qtbot, model, ListSource([pcm], control), control, latency_ms=80, policy=policy)
         run.wait()
         ends = [(c, k) for c in run.captions for k in c.utterance_ends]
         assert len(ends) == 2 and all("end_of_utterance" in c.events for c, _ in ends)
-        for c, k in ends:
+        for (c, k), last_word in zip(ends, (" w4", " w17"), strict=True):
             if eou_id >= 0:
                 assert c.new_tokens[k - 1].id == eou_id  # just after the <EOU> token
-            else:
-                assert k == len(c.new_tokens)
+            words_before = [t.piece for t in c.new_tokens[:k] if not t.is_control]
+            assert words_before[-1] == last_word
+            assert [t.piece for t in c.new_tokens[k:] if not t.is_control][:1] in ([], [" w12"])
+        if max_feed_ms == 4000:
+            assert ends[0][1] < len(ends[0][0].new_tokens)  # words of the next utterance follow it
         shown = "".join("\n".join(c.new_lines()) for c in run.captions)  # as the views lay it out
         assert [line.split() for line in shown.split("\n")] == [
             [f"w{i}" for i in range(5)],

@@ -121,7 +121,6 @@ class InferenceWorker(QObject):
         super().__init__()
         self._provider, self._source, self._control = model_provider, source, control
         self._latency_ms, self._language = latency_ms, language
-        self._eou_id = -1
         self._policy = policy or LoadPolicy()
         self._clock = clock
         self._governor = LoadGovernor(self._policy, (), latency_ms)
@@ -184,7 +183,6 @@ class InferenceWorker(QObject):
         model = self._provider()
         info = getattr(model, "info", {}) or {}
         self._backend = str(info.get("backend", "?"))
-        self._eou_id = int(info.get("eou_id", -1))
         latencies = info.get("latencies_ms") or getattr(model, "latencies_ms", ()) or ()
         self._governor = LoadGovernor(self._policy, [int(x) for x in latencies], self._latency_ms)
         stream = model.stream(self._latency_ms, self._language)
@@ -314,7 +312,7 @@ class InferenceWorker(QObject):
                     new_tokens=tokens,
                     events=list(update.events),
                     final=final,
-                    utterance_ends=utterance_ends(tokens, update.events, self._eou_id),
+                    utterance_ends=utterance_ends(update),
                 ),
             )
 
