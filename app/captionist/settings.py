@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shutil
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from captionist import paths
+from captionist.atomic_file import replace_file
 from captionist.feed.access import DEFAULT_PORT
 from captionist.shortcut_keys import DEFAULT_KEYS, MAX_SEQUENCE_CHARS, ShortcutAction, find_clash, to_pynput
 from captionist.transcript.render import FORMATS
@@ -367,13 +367,12 @@ def load_settings(path: Path | None = None) -> LoadResult:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write atomically (temp file + rename) so a crash never leaves half a file."""
+    """Write atomically (``replace_file``: temp file, sync, rename) so a crash never leaves half a
+    file; raises OSError (full disk, no permission), the file as it was left in place."""
     path = path or paths.settings_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
     extra = data.pop("extra", {})
     data = {**extra, **data}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(data, indent=2, sort_keys=True), durable=True)
     return path

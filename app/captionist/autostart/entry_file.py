@@ -9,10 +9,9 @@ raise ``LoginItemError`` with one line for Preferences.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
+from captionist.atomic_file import replace_file
 from captionist.autostart.login_item import LoginItemError, LoginItemState, refuse_unless_ours
 
 
@@ -31,14 +30,10 @@ def read_entry(path: Path, max_bytes: int) -> bytes | LoginItemState:
 
 def write_entry(path: Path, data: bytes) -> None:
     """``data`` as the file ``path`` (its folder created), atomically."""
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
+        replace_file(path, data, durable=False, hidden_temp=True)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise LoginItemError(f"could not write {path}: {exc.strerror or exc}") from exc
 
 

@@ -15,9 +15,10 @@ change tries again.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
+
+from captionist.atomic_file import replace_file
 
 
 class CaptionTextFile:
@@ -32,17 +33,10 @@ class CaptionTextFile:
         text = "\n".join(lines) + ("\n" if lines else "")
         if text == self._written:
             return True
-        tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, self.path)
+            replace_file(self.path, text, durable=False)
         except OSError as exc:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
             first = self.error is None
             self.error = f"cannot write the captions file {self.path}: {exc.strerror or exc}"
             if first and self._on_error is not None:

@@ -23,7 +23,8 @@ import shutil
 from pathlib import Path
 
 from captionist import paths
-from captionist.transcript.journal import JOURNAL_SUFFIX, TranscriptWriteError, fsync_dir
+from captionist.atomic_file import fsync_dir
+from captionist.transcript.journal import JOURNAL_SUFFIX, TranscriptWriteError
 
 MAX_ARCHIVED = 50  # finished sessions whose journal is kept for export
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from captionist.atomic_file import fsync_dir
 from captionist.engine import Token
 from captionist.transcript.render import FORMATS
 from captionist.transcript.segment import UTTERANCE_END, Item, UtteranceEnd
@@ -48,20 +49,6 @@ class TranscriptWriteError(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a new or renamed directory entry durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from captionist.atomic_file import fsync_dir
 from captionist.transcript.archive import archive_journal
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
     JournalContents,
     TranscriptWriteError,
-    fsync_dir,
     read_journal,
     seal_journal,
 )

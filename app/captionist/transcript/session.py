@@ -42,6 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from captionist.atomic_file import fsync_dir, replace_file
 from captionist.engine import Token
 from captionist.transcript.archive import archive_journal, journal_for
 from captionist.transcript.caption import Caption
@@ -52,7 +53,6 @@ from captionist.transcript.journal import (
     JournalItem,
     JournalWriter,
     TranscriptWriteError,
-    fsync_dir,
     read_journal,
 )
 from captionist.transcript.parse import parse
@@ -77,20 +77,10 @@ STEM_FORMAT = "%Y-%m-%d %H-%M-%S"
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that readers see either the old or the new file, never half."""
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        replace_file(path, text, durable=True)
     except OSError as exc:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise TranscriptWriteError(path, exc) from exc
-    fsync_dir(path.parent)
 
 
 def _append_durable(path: Path, text: str) -> None:
