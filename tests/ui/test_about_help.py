@@ -111,26 +111,26 @@ def test_an_engine_that_cannot_list_devices_does_not_keep_about_shut() -> None:
 
 def test_the_window_and_the_tray_show_about_with_the_loaded_model(window, qtbot) -> None:
     win, opened, controller = window
-    assert [a.text() for a in win.help_menu.actions()] == ["Help", "About Captionist"]
-    win.about_action.trigger()
-    assert win.about is not None and win.about.isVisible()
-    text = win.about.text()
+    assert [a.text() for a in win.help_button.menu().actions()] == ["Help", "About Captionist"]
+    win.help_button.about_action.trigger()
+    assert win.help_button.about is not None and win.help_button.about.isVisible()
+    text = win.help_button.about.text()
     assert f"Version: {__version__}" in text
     assert f"Model: {win.model_info.label} on fake-cpu" in text
     assert "Licence: Apache-2.0" in text and f"Models: {paths.models_dir()}" in text
-    assert "&lt;" not in text and "Captionist" in win.about.body.text()
-    win.about.close()
+    assert "&lt;" not in text and "Captionist" in win.help_button.about.body.text()
+    win.help_button.about.close()
     tray = Tray(QIcon(), win, win.overlay, controller)
     assert [a.text() for a in tray.menu.actions() if a.text()][-3:] == ["Help", "About Captionist", "Quit"]
     tray.about.trigger()
-    assert win.about.isVisible()  # the same dialog, shown again
-    win.about.help_button.click()
+    assert win.help_button.about.isVisible()  # the same dialog, shown again
+    win.help_button.about.help_button.click()
     assert len(opened) == 1
 
 
 def test_help_opens_the_url_through_the_injected_opener(window) -> None:
     win, opened, controller = window
-    win.help_action.trigger()
+    win.help_button.help_action.trigger()
     assert len(opened) == 1 and opened[0] == help_url()
     Tray(QIcon(), win, win.overlay, controller).help.trigger()
     assert len(opened) == 2

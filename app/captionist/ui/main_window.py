@@ -14,24 +14,24 @@ Choosing a model asks the controller to load it in the background (``prepare_mod
 ``ModelInfo`` arrives the latency control offers that model's latencies and the language picker
 its languages (hidden for a model that recognises the language itself), with the values remembered
 for that model, and Start is enabled. Both apply live during a session.
+
+The window wires parts that live in their own files: the model row (``model_picker``), the level
+meters (``source_meters``), Help and About (``help_menu``), "Export last session…"
+(``export_button``) and the banner lines for sources lost during a session (``lost_devices``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -49,19 +49,21 @@ from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
-from captionist.transcript import SessionWriter
 from captionist.ui.about_dialog import AboutDialog, AboutFacts
 from captionist.ui.banner import Banner, BannerKind, Problem
-from captionist.ui.export_path import export_destination, export_filters
+from captionist.ui.export_button import ExportButton
 from captionist.ui.global_shortcuts import GlobalShortcuts
-from captionist.ui.help_link import open_help
+from captionist.ui.help_menu import HelpMenu
 from captionist.ui.lag_indicator import LagIndicator
 from captionist.ui.language_picker import LanguagePicker
 from captionist.ui.latency_control import LatencyControl
 from captionist.ui.level_preview import LevelPreview
+from captionist.ui.lost_devices import LostDevices
+from captionist.ui.model_picker import ModelPicker
 from captionist.ui.models_dialog import ModelsDialog
 from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
 from captionist.ui.preferences import Preferences
+from captionist.ui.source_meters import SourceMeters
 from captionist.ui.source_panel import SourcePanel
 from captionist.ui.transcript_view import TranscriptView
 
@@ -71,11 +73,6 @@ def list_devices() -> list[Any]:
     from captionist.engine import compute_devices
 
     return list(compute_devices())
-
-
-# Capture's notices about a source that went away during a session and came back (audio/capture.py).
-DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 disappeared")
-DEVICE_BACK = re.compile(r"audio source (['\"])(?P<name>.*)\1 is back")
 
 
 class MainWindow(QMainWindow):
@@ -106,15 +103,11 @@ class MainWindow(QMainWindow):
         self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
         self.login_item = login_item  # start at login, for Preferences (None: not offered)
         self.feed, self.alerts = feed, alerts  # the caption feed and keyword alerts, for Preferences
-        self._open_url = open_url  # how Help opens its page (QDesktopServices; tests record it)
-        self.about: AboutDialog | None = None
 
         self.sources = SourcePanel(system_audio_note())
         refresh = QPushButton("Refresh sources")
-        self.model_combo = QComboBox()
-        self.model_combo.setMinimumWidth(260)
-        import_button = QPushButton("Import GGUF…")
-        models_button = QPushButton("Models…")
+        self.models = ModelPicker(self.store)
+        self.model_combo = self.models.combo
         self.latency = LatencyControl()
         self.language = LanguagePicker()
         self.model_info: ModelInfo | None = None  # of the selected model, once loaded
@@ -122,37 +115,28 @@ class MainWindow(QMainWindow):
         self.start_button.setObjectName("startButton")
         self.error_banner = Banner(BannerKind.ERROR)
         self.info_banner = Banner(BannerKind.INFO)
-        self._lost_devices: dict[str, str] = {}  # source name -> the banner line about it
+        self._lost_devices = LostDevices()
         self.transcript = TranscriptView()
         prefs_button = QPushButton("Preferences…")
-        self.help_button = QPushButton("Help")
-        self.help_menu = QMenu(self.help_button)
-        self.about_action = QAction("About Captionist", self.help_menu)
-        self.help_action = QAction("Help", self.help_menu)
-        self.help_menu.addAction(self.help_action)
-        self.help_menu.addAction(self.about_action)
-        self.help_button.setMenu(self.help_menu)
-        self.export_button = QPushButton("Export last session…")
-        self.export_button.setEnabled(False)
-        self.last_transcript: Path | None = None
+        self.help_button = HelpMenu(
+            lambda: AboutFacts.gather(self.settings, self.model_info, devices=list_devices),
+            self.show_notice,
+            open_url,  # how Help opens its page (QDesktopServices; tests record it)
+        )
+        self.export_button = ExportButton(self.show_error, lambda m: self.statusBar().showMessage(m, 15000))
         self.preferences: Preferences | None = None
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(self.sources, 1)
         left_layout.addWidget(refresh)
-        model_row = QHBoxLayout()
-        model_row.addWidget(QLabel("Model"))
-        model_row.addWidget(self.model_combo, 1)
-        model_row.addWidget(import_button)
-        model_row.addWidget(models_button)
         controls = QHBoxLayout()
         controls.addWidget(self.latency, 1)
         controls.addWidget(self.language)
         controls.addWidget(self.start_button)
         right = QWidget()
         right_layout = QVBoxLayout(right)
-        right_layout.addLayout(model_row)
+        right_layout.addWidget(self.models)
         right_layout.addLayout(controls)
         right_layout.addWidget(self.error_banner)
         right_layout.addWidget(self.info_banner)
@@ -178,15 +162,13 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(label)
 
         refresh.clicked.connect(self.refresh_sources)
-        import_button.clicked.connect(self._ask_import)
-        models_button.clicked.connect(self.open_models)
         prefs_button.clicked.connect(self.open_preferences)
         prefs_button.setEnabled(overlay is not None)
-        self.about_action.triggered.connect(self.show_about)
-        self.help_action.triggered.connect(self.open_help)
-        self.export_button.clicked.connect(self._ask_export)
-        self.models_dialog: ModelsDialog | None = None
-        self.model_combo.currentIndexChanged.connect(self._on_model_chosen)
+        self.models.chosen.connect(self._on_model_chosen)
+        self.models.empty.connect(self._on_no_model)
+        self.models.imported.connect(self._on_imported)
+        self.models.failed.connect(self.show_error)
+        self.models.models_changed.connect(self.refresh_models)
         self.sources.selection_changed.connect(self._on_sources_chosen)
         self.latency.latency_changed.connect(self._on_latency)
         self.language.language_changed.connect(self._on_language)
@@ -205,10 +187,14 @@ class MainWindow(QMainWindow):
             shortcut.setContext(Qt.ShortcutContext.ApplicationShortcut)
             shortcut.activated.connect(lambda: overlay.set_click_through(not overlay.is_click_through()))
             self.click_through_shortcut = shortcut
-        self._meter_timer = QTimer(self)
-        self._meter_timer.setInterval(100)
-        self._meter_timer.timeout.connect(self._update_meters)
-        self.preview = preview
+        self.meters = SourceMeters(
+            self.sources,
+            preview,
+            controller.levels,
+            lambda: controller.state is SessionState.IDLE,
+            self.show_notice,
+            parent=self,
+        )
         self.refresh_sources()
         self.refresh_models()
         self.resize(980, 620)
@@ -223,84 +209,35 @@ class MainWindow(QMainWindow):
         else:
             self.error_banner.resolve(Problem.AUDIO)
         self.sources.set_sources(sources, self.settings.sources)
-        self._restart_preview()
-
-    def _restart_preview(self) -> None:
-        """While idle, keep the selected sources open just for their meters."""
-        if self.preview is None or self.controller.state != SessionState.IDLE:
-            return
-        error = self.preview.start(self.sources.selected())
-        if error:
-            self.show_notice(f"level meter: {error}")
-        if self.preview.active:
-            self._meter_timer.start()
-
-    def _update_meters(self) -> None:
-        if self.controller.state == SessionState.IDLE and self.preview is not None:
-            self.sources.set_levels(self.preview.poll())
-        else:
-            self.sources.set_levels(self.controller.levels())
+        self.meters.restart()
 
     def refresh_models(self) -> None:
-        self.model_combo.blockSignals(True)
-        self.model_combo.clear()
-        entries = self.store.list()
-        paths = [e.path for e in entries]
-        configured = Path(self.settings.model_path) if self.settings.model_path else None
-        for e in entries:
-            self.model_combo.addItem(e.label(), str(e.path))
-        if configured is not None and configured.is_file() and configured not in paths:
-            self.model_combo.addItem(configured.name, str(configured))
-        index = self.model_combo.findData(str(configured)) if configured else -1
-        self.model_combo.setCurrentIndex(index if index >= 0 else 0)
-        self.model_combo.blockSignals(False)
-        if self.model_combo.count() == 0:
-            self._set_model_info(None, "no model")
-            self.show_error(
-                "No speech model yet: open Models… to download one, or import a GGUF file you already have.",
-                Problem.NO_MODEL,
-            )
-        else:
-            self.error_banner.resolve(Problem.NO_MODEL)
-            self._on_model_chosen()
+        """List the installed models again, keeping the one in the settings selected."""
+        self.models.refresh(Path(self.settings.model_path) if self.settings.model_path else None)
 
     def open_models(self) -> ModelsDialog:
-        """Show the model manager (created once; it refreshes the picker when models change)."""
-        if self.models_dialog is None:
-            self.models_dialog = ModelsDialog(self.store, parent=self)
-            self.models_dialog.models_changed.connect(self._on_models_changed)
-        self.models_dialog.show()
-        self.models_dialog.raise_()
-        return self.models_dialog
-
-    def _on_models_changed(self) -> None:
-        self.refresh_models()
+        return self.models.open_models()
 
     def selected_model(self) -> Path | None:
-        data = self.model_combo.currentData()
-        return Path(data) if data else None
+        return self.models.selected()
 
     def import_model(self, path: Path) -> bool:
-        try:
-            entry = self.store.import_gguf(path)
-        except (ValueError, OSError) as exc:
-            self.show_error(str(exc))
-            return False
-        self.settings.model_path = str(entry.path)
+        return self.models.import_model(path)
+
+    def _on_imported(self, path: Path) -> None:
+        self.settings.model_path = str(path)
         emit(self.settings_changed)
-        self.refresh_models()
         self.error_banner.resolve(Problem.GENERAL)
-        return True
 
-    def _ask_import(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", str(Path.home()), "GGUF (*.gguf)")
-        if name:
-            self.import_model(Path(name))
+    def _on_no_model(self) -> None:
+        self._set_model_info(None, "no model")
+        self.show_error(
+            "No speech model yet: open Models… to download one, or import a GGUF file you already have.",
+            Problem.NO_MODEL,
+        )
 
-    def _on_model_chosen(self, *_: object) -> None:
-        model = self.selected_model()
-        if model is None:
-            return
+    def _on_model_chosen(self, model: Path) -> None:
+        self.error_banner.resolve(Problem.NO_MODEL)
         if str(model) != self.settings.model_path:
             self.settings.model_path = str(model)
             emit(self.settings_changed)
@@ -344,7 +281,7 @@ class MainWindow(QMainWindow):
         if self.settings.sources:
             self.error_banner.resolve(Problem.SOURCES)
         emit(self.settings_changed)
-        self._restart_preview()
+        self.meters.restart()
 
     def _on_latency(self, latency_ms: int) -> None:
         if self.model_info is not None:
@@ -395,11 +332,10 @@ class MainWindow(QMainWindow):
         if self.overlay is not None:
             self.overlay.clear()
         self.transcript.begin_session(" + ".join(src.name for src in sources))
-        if self.preview is not None:
-            self.preview.stop()  # the session opens the devices itself
+        self.meters.session_starting()  # the session opens the devices itself
         started = self.controller.start(config)
         if not started:
-            self._restart_preview()
+            self.meters.restart()
         return started
 
     def _on_state(self, state: SessionState) -> None:
@@ -410,12 +346,11 @@ class MainWindow(QMainWindow):
         self.sources.setEnabled(state is SessionState.IDLE)
         self.model_combo.setEnabled(state is SessionState.IDLE)
         if state is SessionState.RUNNING:
-            self._meter_timer.start()
+            self.meters.session_running()
         elif state is SessionState.IDLE:
-            self._forget_lost_devices()  # nothing is captured now, so nothing waits for them
-            self._meter_timer.stop()
-            self.sources.set_levels({})
-            self._restart_preview()
+            self._lost_devices.clear()  # nothing is captured now, so nothing waits for them
+            self.error_banner.resolve(Problem.DEVICE)
+            self.meters.session_idle()
 
     def _on_caption(self, update: CaptionUpdate) -> None:
         self.transcript.append_update(update)
@@ -429,30 +364,16 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, result: SessionResult) -> None:
         if result.transcript is not None:
-            self.last_transcript = result.transcript
-            self.export_button.setEnabled(True)
+            self.export_button.set_transcript(result.transcript)
             self.statusBar().showMessage(f"Transcript saved to {result.transcript}", 15000)
+
+    @property
+    def last_transcript(self) -> Path | None:
+        return self.export_button.transcript
 
     def export_last(self, dest: Path) -> bool:
         """Write the last session's transcript again, in the format ``dest``'s suffix names."""
-        if self.last_transcript is None:
-            return False
-        try:
-            SessionWriter.export(self.last_transcript, dest, dest.suffix.lstrip(".").lower())
-        except (ValueError, OSError) as exc:
-            self.show_error(str(exc))
-            return False
-        self.statusBar().showMessage(f"Exported to {dest}", 15000)
-        return True
-
-    def _ask_export(self) -> None:
-        if self.last_transcript is None:
-            return
-        name, chosen = QFileDialog.getSaveFileName(
-            self, "Export transcript", str(self.last_transcript.with_suffix("")), export_filters()
-        )
-        if name:
-            self.export_last(export_destination(name, chosen))
+        return self.export_button.export(dest)
 
     def open_preferences(self) -> Preferences | None:
         if self.overlay is None:
@@ -474,22 +395,11 @@ class MainWindow(QMainWindow):
         return self.preferences
 
     def show_about(self) -> AboutDialog:
-        """The About dialog (non-modal), its facts gathered now: the model shown is the one loaded."""
-        facts = AboutFacts.gather(self.settings, self.model_info, devices=list_devices)
-        if self.about is None:
-            self.about = AboutDialog(facts, self, open_help=self.open_help)
-        else:
-            self.about.set_facts(facts)
-        self.about.show()
-        self.about.raise_()
-        return self.about
+        """The About dialog (non-modal): the model it names is the one loaded now."""
+        return self.help_button.show_about()
 
     def open_help(self) -> QUrl | None:
-        """Open the help (project page or README) in the desktop's browser; a notice when it cannot."""
-        opened = open_help(self._open_url)
-        if opened is None:
-            self.show_notice("could not open the help: no browser or README was found")
-        return opened
+        return self.help_button.open_help()
 
     # --- messages -----------------------------------------------------------------------------
     def show_error(self, message: str, problem: Problem = Problem.GENERAL) -> None:
@@ -508,21 +418,14 @@ class MainWindow(QMainWindow):
         session…" for ``session_path`` (None: nothing to export)."""
         self.info_banner.show_message(text, Problem.RECOVERY)
         if session_path is not None:
-            self.last_transcript = session_path
-            self.export_button.setEnabled(True)
+            self.export_button.set_transcript(session_path)
 
     def _on_controller_notice(self, message: str) -> None:
         """Notices go to the status bar; a source lost during a session also shows in the banner
         until it is back (or the session ends)."""
         self.show_notice(message)
-        lost, back = DEVICE_LOST.match(message), DEVICE_BACK.match(message)
-        if lost:
-            line = f"{message[:1].upper()}{message[1:]}."
-            self._lost_devices[lost["name"]] = line
-            self.show_error(line, Problem.DEVICE)
-        elif back and back["name"] in self._lost_devices:
-            self.error_banner.withdraw(self._lost_devices.pop(back["name"]))
-
-    def _forget_lost_devices(self) -> None:
-        self._lost_devices.clear()
-        self.error_banner.resolve(Problem.DEVICE)
+        change = self._lost_devices.on_notice(message)
+        if change.show is not None:
+            self.show_error(change.show, Problem.DEVICE)
+        if change.withdraw is not None:
+            self.error_banner.withdraw(change.withdraw)

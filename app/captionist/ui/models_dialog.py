@@ -24,7 +24,6 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -40,6 +39,7 @@ from captionist.models.install import install_model
 from captionist.models.recommend import Hardware, probe_hardware, recommend
 from captionist.models.size_table import format_gb, size_text
 from captionist.pipeline.signals import emit
+from captionist.ui.gguf_file_dialog import ask_gguf_file
 
 STAGE_TEXT = {
     "download": "Downloading",
@@ -216,9 +216,9 @@ class ModelsDialog(QDialog):
         return True
 
     def _ask_import(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", str(Path.home()), "GGUF (*.gguf)")
-        if name:
-            self.import_file(Path(name))
+        path = ask_gguf_file(self)
+        if path is not None:
+            self.import_file(path)
 
     def start_install(self) -> None:
         if self._thread is not None:
