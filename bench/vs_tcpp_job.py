@@ -69,8 +69,8 @@ class Result:
     ids: list[int]
     n_feeds: int = 0
     steps: list[int] = field(default_factory=list)  # ids emitted so far, after each feed
-    # ours: how many of ``ids`` came before the first end of utterance (EOS), as [low, high] (a stream
-    # reports it per feed, so the bounds are the feed's); None without one. transcribe.cpp stops there.
+    # ours: how many of ``ids`` came before the first end of utterance (EOS), as [low, high] (equal:
+    # the engine places the event among the tokens); None without one. transcribe.cpp stops there.
     eos_after: list[int] | None = None
     rss_anon_mb: float = 0.0  # at the end of the timed run: the engine's own memory (KV caches, buffers)
     rss_file_mb: float = 0.0  # ... and the mapped file pages (weights) resident then

@@ -42,8 +42,10 @@ def _stream(
         u = s.feed(b) if b is not None else s.finish()
         if record or eos is None:
             added = len(_normal_ids(m, [t.id for t in u.new_tokens]))
-            if eos is None and StreamEvent.END_OF_UTTERANCE in u.events:
-                eos = [n, n + added]
+            ends = [at for at, e in u.placed_events() if e is StreamEvent.END_OF_UTTERANCE]
+            if eos is None and ends:
+                before = n + len(_normal_ids(m, [t.id for t in u.new_tokens[: ends[0]]]))
+                eos = [before, before]
             n += added
             if record and b is not None:
                 steps.append(n)
