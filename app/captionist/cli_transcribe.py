@@ -149,8 +149,7 @@ def transcribe_file(model: Any, src: Path, latency_ms: int, language: str | None
     """``src`` decoded block by block into one stream of ``model`` and decoded to the end.
 
     Ends of utterance are placed with ``utterance_ends``, at the token where the engine reported
-    them. Raises ``AudioFileError`` (a
-    ``ValueError``) or ``EngineError``."""
+    them. Raises ``AudioFileError`` (a ``ValueError``) or ``EngineError``."""
     from captionist.audio.files import open_audio
     from captionist.engine import StreamEvent, Transcript
     from captionist.pipeline.utterance import utterance_ends
