@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from captionist.audio.capture import Capture, CaptureError, rms_dbfs
+from captionist.audio.capture import Capture, CaptureError, Outage, rms_dbfs
 from captionist.audio.devices import Source
 from captionist.audio.mixer import Mixer
 from tests.conftest import speech_like
@@ -132,6 +132,83 @@ def test_device_loss_and_recovery(fake_sd: FakeSoundDevice) -> None:
     assert cap.poll_events() == ["audio source 'USB Mic' is back"]
     fake_sd.streams[-1].push(np.full(1600, 0.2, np.float32))
     assert cap.read(0).size == 1600
+    cap.stop()
+
+
+def test_time_without_any_source_is_an_outage_after_the_audio_before_it(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("USB Mic", rate=48000, channels=1)
+    now = [10.0]
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, reconnect_interval_s=1.0, clock=lambda: now[0])
+    cap.start()
+    fake_sd.streams[-1].push(np.full(4800, 0.2, np.float32))  # 100 ms at 48 kHz
+    before = cap.read(0)
+    before_n = 0 if before is None else before.size
+    assert before_n < 1600  # the resampler holds some of it back
+    fake_sd.disconnect("USB Mic")
+    now[0] = 10.2
+    flushed = cap.read(0)  # sees the loss: everything captured before it comes out now
+    assert flushed is not None and before_n + flushed.size == 1600
+    assert cap.poll_outages() == []  # not over yet
+    now[0] = 11.5
+    assert cap.read(0) is None  # still gone
+    fake_sd.reconnect("USB Mic")
+    now[0] = 13.45
+    cap.read(0)
+    assert cap.poll_events()[-1] == "audio source 'USB Mic' is back"
+    # from the read that saw the loss (10.2) to the one that reopened the device (13.45)
+    assert cap.poll_outages() == [Outage(at=1600, samples=52000)]
+    assert cap.poll_outages() == []
+    fake_sd.streams[-1].push(np.full(4800, 0.2, np.float32))
+    cap.stop()
+    assert _drain(cap).size == 1600
+    assert cap.poll_outages() == []
+
+
+def test_an_outage_still_open_at_stop_is_reported_then(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("USB Mic", rate=16000, channels=1)
+    now = [0.0]
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, clock=lambda: now[0])
+    cap.start()
+    fake_sd.streams[-1].push(np.full(800, 0.2, np.float32))
+    fake_sd.disconnect("USB Mic")
+    assert cap.read(0).size == 800
+    now[0] = 2.0
+    cap.stop()
+    assert _drain(cap).size == 0
+    assert cap.poll_outages() == [Outage(at=800, samples=32000)]
+
+
+def test_one_source_lost_beside_another_is_no_outage(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    fake_sd.add_device("Monitor of speakers", rate=16000, channels=1)
+    now = [0.0]
+    cap = Capture(
+        [_source(fake_sd, 0), _source(fake_sd, 1)], sd=fake_sd, reconnect_interval_s=1.0, clock=lambda: now[0]
+    )
+    cap.start()
+    fake_sd.disconnect("Mic")
+    cap.read(0)
+    system = fake_sd.streams[-1]
+    for _ in range(5):
+        system.push(np.full(1600, 0.1, np.float32))
+        now[0] += 0.1
+        cap.read(0)
+    fake_sd.reconnect("Mic")
+    now[0] = 2.0
+    cap.read(0)
+    assert cap.poll_events()[-1] == "audio source 'Mic' is back"
+    assert cap.poll_outages() == []
+    # and when both go, only the time with neither counts
+    fake_sd.disconnect("Mic")
+    cap.read(0)
+    now[0] = 2.5
+    fake_sd.disconnect("Monitor of speakers")
+    cap.read(0)
+    now[0] = 4.0
+    fake_sd.reconnect("Mic")
+    cap.read(0)
+    [outage] = cap.poll_outages()
+    assert outage.samples == 24000
     cap.stop()
 
 

@@ -7,6 +7,7 @@ Usage::
         env = pulse.env()                                   # for every client: sounddevice, paplay
         pulse.say("Hello there", sink)                      # espeak-ng into the sink, real time
         pulse.wait_for_recording()                          # someone records from a source
+        pulse.restart()                                     # the sound server dies and comes back
 
 The daemon runs in the foreground of a child process that this object owns and stops by its pid;
 its socket, cookie and state live under a short private folder (Unix socket paths are limited
@@ -39,6 +40,7 @@ def missing_tools() -> list[str]:
 class PulseServer:
     def __init__(self, proc: subprocess.Popen[bytes], root: Path, log: Path) -> None:
         self._proc, self._root, self._log = proc, root, log
+        self._sinks: list[tuple[str, int]] = []  # (name, rate) of the null sinks, for ``restart``
 
     @classmethod
     def start(cls, scratch: Path, timeout_s: float = 15.0) -> PulseServer:
@@ -50,25 +52,32 @@ class PulseServer:
         root = Path(tempfile.mkdtemp(prefix="cap-pa-"))
         (root / "runtime").mkdir(mode=0o700)
         scratch.mkdir(parents=True, exist_ok=True)
-        log = scratch / "pulseaudio.log"
-        cmd = [
-            "pulseaudio", "-n", "--daemonize=no", "--system=false", "--exit-idle-time=-1",
-            "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=warning",
-            "-L", "module-native-protocol-unix",
-        ]  # fmt: skip
-        with open(log, "wb") as log_file:
-            proc = subprocess.Popen(cmd, env=_client_env(root), stdout=log_file, stderr=subprocess.STDOUT)
-        server = cls(proc, root, log)
+        server = cls(_spawn(root, scratch / "pulseaudio.log"), root, scratch / "pulseaudio.log")
+        server._wait_ready(timeout_s)
+        return server
+
+    def _wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                server.close()
-                raise PulseUnavailable(f"pulseaudio exited ({proc.returncode}): {server.log_tail()}")
-            if server.pactl("info", check=False).returncode == 0:
-                return server
+            if self._proc.poll() is not None:
+                self.close()
+                raise PulseUnavailable(f"pulseaudio exited ({self._proc.returncode}): {self.log_tail()}")
+            if self.pactl("info", check=False).returncode == 0:
+                return
             time.sleep(0.1)
-        server.close()
-        raise PulseUnavailable(f"pulseaudio did not answer within {timeout_s:g} s: {server.log_tail()}")
+        self.close()
+        raise PulseUnavailable(f"pulseaudio did not answer within {timeout_s:g} s: {self.log_tail()}")
+
+    def restart(self, down_s: float = 0.0, timeout_s: float = 15.0) -> None:
+        """Stop the daemon (as a crash or a user's ``pulseaudio -k`` would: every client loses its
+        streams), wait ``down_s``, start it again on the same socket with the same null sinks."""
+        self._stop_daemon()
+        time.sleep(down_s)
+        self._proc = _spawn(self._root, self._log, append=True)
+        self._wait_ready(timeout_s)
+        sinks, self._sinks = self._sinks, []
+        for name, rate in sinks:
+            self.add_null_sink(name, rate)
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: this process's environment) pointed at this daemon only."""
@@ -96,6 +105,7 @@ class PulseServer:
             "channels=2",
             f"sink_properties=device.description={name}",  # its monitor is then "Monitor of <name>"
         )
+        self._sinks.append((name, rate))
         return name
 
     def recording_streams(self) -> int:
@@ -130,7 +140,7 @@ class PulseServer:
             return "(no log)"
         return " | ".join(text[-lines:]) or "(empty log)"
 
-    def close(self) -> None:
+    def _stop_daemon(self) -> None:
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -138,6 +148,9 @@ class PulseServer:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait(timeout=5)
+
+    def close(self) -> None:
+        self._stop_daemon()
         shutil.rmtree(self._root, ignore_errors=True)
 
     def __enter__(self) -> PulseServer:
@@ -150,6 +163,17 @@ class PulseServer:
 
 
 _CLEARED = ("PULSE_SINK", "PULSE_SOURCE", "DBUS_SESSION_BUS_ADDRESS")
+
+
+def _spawn(root: Path, log: Path, append: bool = False) -> subprocess.Popen[bytes]:
+    """The daemon in the foreground of a child, its socket and state under ``root``."""
+    cmd = [
+        "pulseaudio", "-n", "--daemonize=no", "--system=false", "--exit-idle-time=-1",
+        "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=warning",
+        "-L", "module-native-protocol-unix",
+    ]  # fmt: skip
+    with open(log, "ab" if append else "wb") as log_file:
+        return subprocess.Popen(cmd, env=_client_env(root), stdout=log_file, stderr=subprocess.STDOUT)
 
 
 def _client_env(root: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -31,6 +31,14 @@ opened), so every source shares the queue, resampler and mixer below.
 Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_callback``) the source
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
 ``reconnect_interval_s``; an event says when it is back.
+
+Outages: while every source is lost no audio arrives at all, so the audio after the recovery would
+sit right after the audio before the loss and the session clock would fall behind the real one.
+When the last source is lost, ``read`` first returns everything captured before (resampler tails
+included); when one comes back (or at ``stop``), the time without any source, measured on the
+clock from the read that saw the loss to the one that reopened a device, is reported by
+``poll_outages`` as an ``Outage`` placed after the audio ``read`` had returned by then. A source
+lost while another still delivers is no outage: the mixer takes silence for it.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,6 +85,15 @@ DEFAULT_OPENERS: Mapping[SourceBackend, StreamOpener] = {
 
 class CaptureError(RuntimeError):
     """A device could not be opened; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A stretch with no audio source at all, in 16 kHz samples: it began after the first ``at``
+    samples that ``Capture.read`` returned and lasted ``samples``."""
+
+    at: int
+    samples: int
 
 
 def rms_dbfs(pcm: np.ndarray) -> float:
@@ -232,6 +250,9 @@ class Capture:
         self._flushed = False
         self._captured_final: int | None = None  # the count at the final flush
         self._idle = threading.Event()
+        self._returned = 0  # samples ``read`` has returned
+        self._all_lost_since: float | None = None  # clock time the last live source was lost
+        self._outages: deque[Outage] = deque(maxlen=1000)
 
     @property
     def sources(self) -> list[Source]:
@@ -258,6 +279,7 @@ class Capture:
         """
         for st in self._streams:
             st.close()
+        self._end_outage()
         self._running = False
 
     @property
@@ -289,6 +311,22 @@ class Capture:
             out.append(self._events.popleft())
         return out
 
+    def poll_outages(self) -> list[Outage]:
+        """The outages (every source lost) that ended since the last call, oldest first."""
+        out = []
+        while self._outages:
+            out.append(self._outages.popleft())
+        return out
+
+    def _end_outage(self) -> None:
+        if self._all_lost_since is None:
+            return
+        seconds = max(0.0, self._clock() - self._all_lost_since)
+        self._all_lost_since = None
+        samples = round(seconds * SAMPLE_RATE)
+        if samples:
+            self._outages.append(Outage(self._returned, samples))
+
     def _check_devices(self) -> None:
         now = self._clock()
         for i, st in enumerate(self._streams):
@@ -299,6 +337,8 @@ class Capture:
                 self._events.append(
                     f"audio source {st.source.name!r} disappeared; waiting for it to come back"
                 )
+                if len(self._lost) == len(self._streams):
+                    self._all_lost_since = now
             elif sid in self._lost and now >= self._lost[sid]:
                 self._lost[sid] = now + self._reconnect_s
                 found = self._resolver(st.source) if self._resolver else st.source
@@ -313,6 +353,7 @@ class Capture:
                 self._streams[i] = fresh
                 self._captured_before[sid] += st.captured_samples()  # the lost stream takes no more
                 del self._lost[sid]
+                self._end_outage()
                 self._events.append(f"audio source {st.source.name!r} is back")
 
     def read(self, timeout: float = 0.0) -> np.ndarray | None:
@@ -333,7 +374,8 @@ class Capture:
             self._flushed = True
             self._captured_final = self.captured_samples()
         for st in self._streams:
-            pcm = st.drain(final=final)
+            # a lost stream takes no more callbacks: its resampler's tail is flushed at once
+            pcm = st.drain(final=final or st.source.id in self._lost)
             if pcm.size:
                 sid = st.source.id
                 self._levels[sid] = rms_dbfs(pcm)
@@ -341,5 +383,9 @@ class Capture:
                     self._silent_samples[sid] + pcm.size if self._levels[sid] < SILENCE_DBFS else 0
                 )
             self._mixer.push(st.source.id, pcm)
-        out = self._mixer.pull(final=final or not self._running)
+        # with every source lost, all that was captured before the loss comes out now, so an outage
+        # that follows sits after it
+        all_lost = self._all_lost_since is not None
+        out = self._mixer.pull(final=final or not self._running or all_lost)
+        self._returned += out.size
         return out if out.size else None

@@ -19,6 +19,7 @@ class GapReason(enum.Enum):
     """Why audio was not transcribed; the value is the wording used in the transcript and overlay."""
 
     FELL_BEHIND = "transcription fell behind"
+    SOURCE_LOST = "the audio source was lost"  # every source gone at once: no audio to transcribe
 
 
 @dataclass(frozen=True)

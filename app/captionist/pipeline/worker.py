@@ -26,6 +26,12 @@ notice, and counted in ``WorkerStats.dropped_ms``; later token times are shifted
 amount so they stay on the session clock. Shedding never happens after Stop: everything captured
 before Stop is fed and ``finish`` is called, so nothing already spoken is lost.
 
+Outages: a source may also offer ``poll_outages() -> list[Outage]`` (``captionist.audio.capture``:
+stretches with no audio source at all, placed after the first ``at`` samples it returned). When the
+feeding reaches one, the stream segment is closed, the stretch is sent as a gap (reason
+``SOURCE_LOST``) and later token times move on by its length, so the words after a lost device
+keep the real session time; a shed never crosses an outage.
+
 Latency or language change: ``Stream.set_latency`` / ``set_language`` finish the current segment
 (committing its text) and continue in a new one; the session text and clock keep going. A value
 the model does not offer is reported as an error and the session goes on unchanged.
@@ -41,9 +47,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
@@ -63,13 +70,17 @@ from captionist.pipeline.lag import (
 from captionist.pipeline.signals import emit
 from captionist.pipeline.utterance import utterance_ends
 
+if TYPE_CHECKING:
+    from captionist.audio.capture import Outage
+
 __all__ = ["AudioSource", "InferenceWorker", "LoadPolicy", "WorkerControl"]
 
 
 class AudioSource(Protocol):
     """``read``/``poll_events`` on the worker thread. A source may also offer
     ``captured_samples() -> int`` (any thread: 16 kHz samples captured so far, queued ones included),
-    which makes the lag include what waits in its queue."""
+    which makes the lag include what waits in its queue, and ``poll_outages() -> list[Outage]``
+    (worker thread: stretches with no audio at all, see the module docstring)."""
 
     def read(self, timeout: float = 0.0) -> np.ndarray | None: ...
 
@@ -132,7 +143,9 @@ class InferenceWorker(QObject):
         self._backlog_samples = 0
         self._base_text = ""  # session text committed by earlier stream segments
         self._stream_text_len = 0
-        self._offset_ms = 0  # audio shed so far: session time = stream time + this
+        self._offset_ms = 0  # audio shed + outages so far: session time = stream time + this
+        self._outages: deque[Outage] = deque()  # reported, not yet reached by the feeding
+        self._outage_samples = 0  # outages reached so far
         self._revision = 0
         self._audio_samples = 0
         self._dropped_ms = 0
@@ -197,13 +210,18 @@ class InferenceWorker(QObject):
                 self._publish()
             for message in self._source.poll_events():
                 emit(self.notice, message)
+            poll_outages = getattr(self._source, "poll_outages", None)
+            if poll_outages is not None:
+                self._outages.extend(poll_outages())
+            self._reach_outages(stream)
             if stopping and chunk is None and not self._backlog:
                 break
             self._apply(stream, self._control.take_changes())
             if not stopping:
                 self._govern(stream)
+            self._reach_outages(stream)
             if self._backlog:
-                pcm = self._take(max_feed)
+                pcm = self._take(self._feed_limit(max_feed))
                 self._fed_samples += pcm.size
                 self._publish()
                 t0 = self._clock()
@@ -242,6 +260,33 @@ class InferenceWorker(QObject):
                 self._handle(update, final=False)
                 emit(self.notice, f"language set to {language or 'the model default'}")
 
+    def _next_sample(self) -> int:
+        """Where the oldest waiting sample sits among the samples the source returned."""
+        return self._audio_samples - self._backlog_samples
+
+    def _feed_limit(self, max_feed: int) -> int:
+        """``max_feed``, or less so that a feed ends where the next outage begins."""
+        if not self._outages:
+            return max_feed
+        return max(1, min(max_feed, self._outages[0].at - self._next_sample()))
+
+    def _reach_outages(self, stream: Any) -> None:
+        """Mark every outage the feeding has reached: close the segment, send the gap, move the clock."""
+        while self._outages and self._outages[0].at <= self._next_sample():
+            outage = self._outages.popleft()
+            self._handle(stream.set_latency(self._latency_ms), final=False)
+            start = self._next_sample() + self._outage_samples  # on the session clock
+            gap = AudioGap(ms_of(start), ms_of(start + outage.samples), GapReason.SOURCE_LOST)
+            self._gaps.append(gap)
+            self._outage_samples += outage.samples
+            self._offset_ms = ms_of(self._shed_samples + self._outage_samples)
+            emit(
+                self.caption,
+                CaptionUpdate(
+                    revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap
+                ),
+            )
+
     def _take(self, max_samples: int) -> np.ndarray:
         pcm = np.concatenate(self._backlog)
         head, rest = pcm[:max_samples], pcm[max_samples:]
@@ -277,22 +322,31 @@ class InferenceWorker(QObject):
         """Drop the oldest ``n`` waiting samples and report them as a gap in the session."""
         # Close the segment first: the words of the audio already fed come out before the mark,
         # and the model does not see the two sides of the gap as one stretch of speech.
+        clamped = bool(self._outages) and self._outages[0].at - self._next_sample() < n
+        if clamped:  # never across an outage: shed up to it, mark it, then decide again
+            n = self._outages[0].at - self._next_sample()
+            if n <= 0:
+                return
         self._handle(stream.set_latency(self._latency_ms), final=False)
         pcm = np.concatenate(self._backlog)
-        start = self._audio_samples - pcm.size
+        first = self._audio_samples - pcm.size  # among the samples the source returned
+        start = first + self._outage_samples  # on the session clock
         self._backlog = [pcm[n:]] if pcm.size > n else []
         self._backlog_samples = pcm.size - n
         gap = AudioGap(ms_of(start), ms_of(start + n), GapReason.FELL_BEHIND)
         self._gaps.append(gap)
         self._shed_samples += n
         self._dropped_ms = ms_of(self._shed_samples)
-        self._offset_ms = self._dropped_ms
-        self._publish(decoded=self._fed_samples, gap_end=start + n)
+        self._offset_ms = ms_of(self._shed_samples + self._outage_samples)
+        self._publish(decoded=self._fed_samples, gap_end=first + n)
         emit(self.notice, f"transcription fell behind: skipped {n / SAMPLE_RATE:.1f} s of audio")
         emit(
             self.caption,
             CaptionUpdate(revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap),
         )
+        if clamped:
+            self._reach_outages(stream)
+            self._govern(stream)
 
     def _handle(self, update: StreamUpdate, final: bool) -> None:
         self._publish(decoded=self._fed_samples - samples_of(update.lag_ms))
