@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from captionist.audio.capture import Capture, CaptureError, Outage, rms_dbfs
+from captionist.audio.capture import Capture, CaptureError, Outage, OutageKind, rms_dbfs
 from captionist.audio.devices import Source
 from captionist.audio.mixer import Mixer
 from tests.conftest import speech_like
@@ -84,6 +84,51 @@ def test_bounded_queue_counts_overruns_instead_of_growing(fake_sd: FakeSoundDevi
     cap.stop()
 
 
+@pytest.mark.parametrize("rate", [16000, 48000])
+def test_blocks_a_full_queue_dropped_come_out_as_marked_silence(fake_sd: FakeSoundDevice, rate: int) -> None:
+    # the consumer stalls (a model loading): the queue fills, later blocks are dropped; what comes
+    # out keeps the real length, with silence where the dropped blocks were, and says where that is
+    fake_sd.add_device("Mic", rate=rate, channels=1)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd, queue_seconds=0.1, block_ms=20)  # 5 blocks
+    cap.start()
+    stream = fake_sd.streams[-1]
+    block = rate // 50
+    for i in range(8):
+        stream.push(np.full(block, 0.1 * (i + 1), np.float32))
+    got = [cap.read(0)]
+    assert cap.poll_outages() == []  # nothing after the dropped blocks yet
+    stream.push(np.full(block, 0.9, np.float32))
+    stream.push(np.full(block, 0.9, np.float32))
+    cap.stop()
+    got.append(_drain(cap))
+    pcm = np.concatenate([g for g in got if g is not None])
+    assert pcm.size == 10 * 320 and cap.captured_samples() == 10 * 320
+    [outage] = cap.poll_outages()
+    assert outage == Outage(at=5 * 320, samples=3 * 320, kind=OutageKind.DROPPED)
+    edge = 0 if rate == 16000 else 40  # the resampler smooths a few samples at each edge
+    assert np.allclose(pcm[5 * 320 + edge : 8 * 320 - edge], 0, atol=2e-3)
+    assert np.allclose(pcm[4 * 320 + edge : 5 * 320 - edge], 0.5, atol=1e-3)  # block 5 kept its place
+    assert np.allclose(pcm[8 * 320 + edge : 10 * 320 - edge], 0.9, atol=1e-3)  # and the later ones theirs
+
+
+def test_dropped_stretches_of_several_sources_are_one_outage(fake_sd: FakeSoundDevice) -> None:
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    fake_sd.add_device("Monitor of speakers", rate=16000, channels=1)
+    cap = Capture([_source(fake_sd, 0), _source(fake_sd, 1)], sd=fake_sd, queue_seconds=0.1, block_ms=20)
+    cap.start()
+    mic, system = fake_sd.streams[-2], fake_sd.streams[-1]
+    for _ in range(7):
+        mic.push(np.full(320, 0.1, np.float32))  # 2 dropped
+    for _ in range(8):
+        system.push(np.full(320, 0.1, np.float32))  # 3 dropped
+    assert cap.read(0).size == 5 * 320
+    mic.push(np.full(320, 0.1, np.float32))
+    system.push(np.full(320, 0.1, np.float32))
+    assert cap.read(0).size == 3 * 320  # the mic is one block short: the mixer waits (skew)
+    assert cap.poll_outages() == [Outage(at=5 * 320, samples=3 * 320, kind=OutageKind.DROPPED)]
+    cap.stop()
+
+
 def test_open_failure_is_a_clear_error(fake_sd: FakeSoundDevice) -> None:
     fake_sd.add_device("Mic", rate=44100)
     src = Source(
@@ -156,7 +201,7 @@ def test_time_without_any_source_is_an_outage_after_the_audio_before_it(fake_sd:
     cap.read(0)
     assert cap.poll_events()[-1] == "audio source 'USB Mic' is back"
     # from the read that saw the loss (10.2) to the one that reopened the device (13.45)
-    assert cap.poll_outages() == [Outage(at=1600, samples=52000)]
+    assert cap.poll_outages() == [Outage(at=1600, samples=52000, kind=OutageKind.NO_SOURCE)]
     assert cap.poll_outages() == []
     fake_sd.streams[-1].push(np.full(4800, 0.2, np.float32))
     cap.stop()
@@ -175,7 +220,7 @@ def test_an_outage_still_open_at_stop_is_reported_then(fake_sd: FakeSoundDevice)
     now[0] = 2.0
     cap.stop()
     assert _drain(cap).size == 0
-    assert cap.poll_outages() == [Outage(at=800, samples=32000)]
+    assert cap.poll_outages() == [Outage(at=800, samples=32000, kind=OutageKind.NO_SOURCE)]
 
 
 def test_one_source_lost_beside_another_is_no_outage(fake_sd: FakeSoundDevice) -> None:
@@ -272,7 +317,7 @@ def test_stop_closes_devices_before_the_final_flush(fake_sd: FakeSoundDevice) ->
     assert running_while_closing == [True] and stream.closed and not cap.running
 
 
-def test_captured_samples_counts_queued_audio_at_16k_but_not_overruns(fake_sd: FakeSoundDevice) -> None:
+def test_captured_samples_counts_queued_and_dropped_audio_at_16k(fake_sd: FakeSoundDevice) -> None:
     fake_sd.add_device("Mic", rate=48000, channels=2)
     cap = Capture([_source(fake_sd, 0)], sd=fake_sd, queue_seconds=0.1, block_ms=20)  # 5 blocks
     cap.start()
@@ -281,15 +326,18 @@ def test_captured_samples_counts_queued_audio_at_16k_but_not_overruns(fake_sd: F
     for _ in range(3):
         stream.push(np.zeros((960, 2), np.float32))  # 20 ms at 48 kHz, not read yet
     assert cap.captured_samples() == 3 * 320  # what waits in the capture queue counts
-    cap.read(0)
+    first = cap.read(0)
     assert cap.captured_samples() == 3 * 320  # reading moves it nowhere: it counts capture
     for _ in range(8):
         stream.push(np.zeros((960, 2), np.float32))
-    assert cap.overruns() == 3 and cap.captured_samples() == 8 * 320  # lost blocks never wait
+    # dropped blocks count: they come out of read as a marked stretch of silence
+    assert cap.overruns() == 3 and cap.captured_samples() == 11 * 320
     cap.stop()
-    _drain(cap)
+    # the last 3 had no block after them: silence at the end, and everything comes out
+    assert (0 if first is None else first.size) + _drain(cap).size == 11 * 320
+    assert cap.poll_outages() == [Outage(at=8 * 320, samples=3 * 320, kind=OutageKind.DROPPED)]
     stream.push(np.zeros((960, 2), np.float32))  # a callback racing Stop: dropped, not counted
-    assert cap.read(0) is None and cap.captured_samples() == 8 * 320
+    assert cap.read(0) is None and cap.captured_samples() == 11 * 320
 
 
 def test_captured_samples_survive_a_device_reconnect(fake_sd: FakeSoundDevice) -> None:

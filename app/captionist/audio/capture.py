@@ -11,15 +11,16 @@ Usage::
     while (pcm := cap.read(0)) is not None: ... # drain what was already captured
 
 Threads: the PortAudio callback only copies the block into a bounded queue and counts its frames
-(overruns are counted, never waited on). Everything else - downmix, soxr resampling, mixing,
-levels, silence tracking and device-loss recovery - happens in ``read`` on the one consumer thread
-(the inference worker).
+(a block that finds the queue full is dropped and counted, never waited on). Everything else -
+downmix, soxr resampling, mixing, levels, silence tracking and device-loss recovery - happens in
+``read`` on the one consumer thread (the inference worker).
 ``start``/``stop`` belong to the controlling thread; ``levels``/``silent_seconds``/``captured_samples``
 may be read from any thread.
 
 Backlog accounting: ``captured_samples()`` counts, in 16 kHz samples, the audio the callbacks
-accepted into the queue (blocks lost to an overrun are not counted), so the audio waiting in the
-queue is ``captured_samples()`` minus what ``read`` has returned; the lag meter
+delivered (blocks dropped on a full queue included: they come out of ``read`` as a marked stretch,
+below), so the audio waiting in the queue is ``captured_samples()`` minus what ``read`` has
+returned; the lag meter
 (``captionist.pipeline.lag``) uses it to see audio pile up while the consumer is busy.
 
 Backends: a source opens through ``sd.InputStream`` unless its ``Source.backend`` names another
@@ -32,17 +33,24 @@ Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_cal
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
 ``reconnect_interval_s``; an event says when it is back.
 
-Outages: while every source is lost no audio arrives at all, so the audio after the recovery would
-sit right after the audio before the loss and the session clock would fall behind the real one.
-When the last source is lost, ``read`` first returns everything captured before (resampler tails
-included); when one comes back (or at ``stop``), the time without any source, measured on the
-clock from the read that saw the loss to the one that reopened a device, is reported by
-``poll_outages`` as an ``Outage`` placed after the audio ``read`` had returned by then. A source
-lost while another still delivers is no outage: the mixer takes silence for it.
+Outages (``poll_outages``), so that no audio goes missing unmarked and the session clock stays the
+real one:
+
+* ``OutageKind.NO_SOURCE``: while every source is lost no audio arrives at all. When the last
+  source is lost, ``read`` first returns everything captured before (resampler tails included);
+  when one comes back (or at ``stop``), the time without any source, measured on the clock from
+  the read that saw the loss to the one that reopened a device, is an outage placed after the
+  audio ``read`` had returned by then. A source lost while another still delivers is no outage:
+  the mixer takes silence for it.
+* ``OutageKind.DROPPED``: blocks a full queue turned away (the consumer was stalled, e.g. while a
+  model loaded). ``read`` returns silence of their exact length in their place, so the sources
+  stay aligned and the clock right, and the outage says which of the returned samples they are
+  (to within the resampler's few-ms delay): they are not audio and are not to be transcribed.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import os
 import queue
@@ -87,13 +95,19 @@ class CaptureError(RuntimeError):
     """A device could not be opened; the message names it and says why."""
 
 
+class OutageKind(enum.Enum):
+    NO_SOURCE = "no_source"  # every source was lost: nothing in the returned audio stands for it
+    DROPPED = "dropped"  # blocks a full queue turned away: the returned audio holds silence for them
+
+
 @dataclass(frozen=True)
 class Outage:
-    """A stretch with no audio source at all, in 16 kHz samples: it began after the first ``at``
-    samples that ``Capture.read`` returned and lasted ``samples``."""
+    """Audio that did not reach the consumer, in 16 kHz samples: after the first ``at`` samples
+    that ``Capture.read`` returned, ``samples`` long (for ``DROPPED``, those returned samples)."""
 
     at: int
     samples: int
+    kind: OutageKind = OutageKind.NO_SOURCE
 
 
 def rms_dbfs(pcm: np.ndarray) -> float:
@@ -118,7 +132,8 @@ class SourceStream:
         self._sd = sd
         self._openers = openers
         self._block_ms = block_ms
-        self._queue: queue.Queue[np.ndarray] = queue.Queue(
+        # (block, device frames dropped just before it)
+        self._queue: queue.Queue[tuple[np.ndarray, int]] = queue.Queue(
             maxsize=max(4, int(queue_seconds * 1000 / block_ms))
         )
         self._stream: Any = None
@@ -126,6 +141,10 @@ class SourceStream:
         self.ended = threading.Event()
         self.overruns = 0
         self.accepted_frames = 0  # device-rate frames the callback put into the queue
+        self.dropped_frames = 0  # device-rate frames it had to drop (queue full)
+        self._drop_pending = 0  # dropped since the last accepted block (callback thread; then drain)
+        self._frames_in = 0  # device-rate frames ``drain`` has taken in, dropped ones included
+        self._out_samples = 0  # 16 kHz samples ``drain`` has returned (with a resampler)
         self.channels = max(1, min(2, source.channels))
         self.rate = int(source.samplerate) or SAMPLE_RATE
         self._resampler = self._new_resampler()
@@ -141,10 +160,13 @@ class SourceStream:
     def _callback(self, indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
         # Audio thread: copy into the bounded queue and return. Nothing else here.
         try:
-            self._queue.put_nowait(indata.copy())
+            self._queue.put_nowait((indata.copy(), self._drop_pending))
         except queue.Full:
             self.overruns += 1
+            self.dropped_frames += frames
+            self._drop_pending += frames
         else:
+            self._drop_pending = 0
             self.accepted_frames += frames
 
     def _finished(self) -> None:
@@ -192,31 +214,57 @@ class SourceStream:
             except Exception:  # a vanished device may fail to close; nothing left to do
                 pass
 
-    def drain(self, final: bool = False) -> np.ndarray:
-        """Queued blocks -> 16 kHz mono float32 (consumer thread)."""
-        blocks = []
+    def drain(self, final: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """Queued blocks -> 16 kHz mono float32, and the dropped stretches in it as (offset, length)
+        pairs of 16 kHz samples: silence stands in for them (consumer thread). ``final`` (the stream
+        is closed: no callback runs) also turns dropped frames no block followed into silence."""
+        parts: list[np.ndarray] = []
+        drops: list[tuple[int, int]] = []  # (device frame taken in, dropped frames)
+
+        def silence(frames: int) -> None:
+            drops.append((self._frames_in, frames))
+            parts.append(np.zeros(frames, np.float32))
+            self._frames_in += frames
+
+        first_in = self._frames_in
         while True:
             try:
-                blocks.append(self._queue.get_nowait())
+                block, dropped_before = self._queue.get_nowait()
             except queue.Empty:
                 break
-        pcm = np.concatenate(blocks) if blocks else np.zeros((0, self.channels), np.float32)
-        mono = pcm.mean(axis=1, dtype=np.float32) if pcm.ndim == 2 else pcm.astype(np.float32)
+            if dropped_before:
+                silence(dropped_before)
+            mono = block.mean(axis=1, dtype=np.float32) if block.ndim == 2 else block.astype(np.float32)
+            parts.append(mono.reshape(-1))
+            self._frames_in += mono.size
+        if final and self._drop_pending:
+            silence(self._drop_pending)
+            self._drop_pending = 0
+        mono = np.concatenate(parts) if parts else np.zeros(0, np.float32)
         if self._resampler is None:
-            return mono
+            return mono, [(at - first_in, n) for at, n in drops]
         if self._flushed:  # a callback that raced Stop: the session's audio already ended
-            return np.zeros(0, np.float32)
+            return np.zeros(0, np.float32), []
         if mono.size == 0 and not final:
-            return mono
+            return mono, []
+        # where the stretches land in the output: the frames before them, at 16 kHz, less what
+        # came out before this call (the resampler's delay of a few ms is not counted)
+        out_before = self._out_samples
+        out = self._resampler.resample_chunk(mono, last=final)
         self._flushed = final
-        return self._resampler.resample_chunk(mono, last=final)
+        self._out_samples += out.size
+        at16 = [(self._to_16k(at) - out_before, self._to_16k(at + n) - self._to_16k(at)) for at, n in drops]
+        return out, [(max(0, min(at, out.size)), n) for at, n in at16]
+
+    def _to_16k(self, frames: int) -> int:
+        return frames * SAMPLE_RATE // self.rate
 
     def pending(self) -> bool:
         return not self._queue.empty()
 
     def captured_samples(self) -> int:
-        """Frames accepted so far, in 16 kHz samples (any thread)."""
-        return self.accepted_frames * SAMPLE_RATE // self.rate
+        """Frames delivered so far (dropped ones included), in 16 kHz samples (any thread)."""
+        return (self.accepted_frames + self.dropped_frames) * SAMPLE_RATE // self.rate
 
 
 class Capture:
@@ -312,7 +360,7 @@ class Capture:
         return out
 
     def poll_outages(self) -> list[Outage]:
-        """The outages (every source lost) that ended since the last call, oldest first."""
+        """The outages reported since the last call (module docstring), oldest first."""
         out = []
         while self._outages:
             out.append(self._outages.popleft())
@@ -325,7 +373,7 @@ class Capture:
         self._all_lost_since = None
         samples = round(seconds * SAMPLE_RATE)
         if samples:
-            self._outages.append(Outage(self._returned, samples))
+            self._outages.append(Outage(self._returned, samples, OutageKind.NO_SOURCE))
 
     def _check_devices(self) -> None:
         now = self._clock()
@@ -373,9 +421,12 @@ class Capture:
         if final:
             self._flushed = True
             self._captured_final = self.captured_samples()
+        dropped: list[tuple[int, int]] = []  # (index in the mixed output, length)
         for st in self._streams:
             # a lost stream takes no more callbacks: its resampler's tail is flushed at once
-            pcm = st.drain(final=final or st.source.id in self._lost)
+            pcm, drops = st.drain(final=final or st.source.id in self._lost)
+            base = self._mixer.next_index(st.source.id)
+            dropped.extend((base + at, n) for at, n in drops if n > 0)
             if pcm.size:
                 sid = st.source.id
                 self._levels[sid] = rms_dbfs(pcm)
@@ -388,4 +439,16 @@ class Capture:
         all_lost = self._all_lost_since is not None
         out = self._mixer.pull(final=final or not self._running or all_lost)
         self._returned += out.size
+        self._add_dropped(dropped)
         return out if out.size else None
+
+    def _add_dropped(self, stretches: list[tuple[int, int]]) -> None:
+        """One ``DROPPED`` outage per stretch of the mixed output where any source was dropped."""
+        merged: list[list[int]] = []
+        for at, n in sorted(stretches):
+            if merged and at <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], at + n)
+            else:
+                merged.append([at, at + n])
+        for start, end in merged:
+            self._outages.append(Outage(start, end - start, OutageKind.DROPPED))

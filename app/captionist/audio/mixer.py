@@ -26,19 +26,27 @@ class Mixer:
         self._fifos: dict[str, list[np.ndarray]] = {sid: [] for sid in source_ids}
         self._sizes: dict[str, int] = dict.fromkeys(source_ids, 0)
         self._max_skew = max_skew_ms * SAMPLE_RATE // 1000
+        self._next: dict[str, int] = dict.fromkeys(source_ids, 0)  # output index of its next push
+
+    def next_index(self, source_id: str) -> int:
+        """Where in the mixed output (counted from the first sample ever pulled) the next sample
+        pushed for ``source_id`` will be: what it pushed so far plus the silence taken for it."""
+        return self._next[source_id]
 
     def push(self, source_id: str, pcm: np.ndarray) -> None:
         """Queue float32 mono samples from one source."""
         if pcm.size:
             self._fifos[source_id].append(pcm.astype(np.float32, copy=False))
             self._sizes[source_id] += pcm.size
+            self._next[source_id] += pcm.size
 
     def _take(self, source_id: str, n: int) -> np.ndarray:
         buf = np.concatenate(self._fifos[source_id]) if self._fifos[source_id] else np.zeros(0, np.float32)
         head, rest = buf[:n], buf[n:]
         self._fifos[source_id] = [rest] if rest.size else []
         self._sizes[source_id] = rest.size
-        if head.size < n:
+        if head.size < n:  # silence for a source that has nothing: its later samples come after
+            self._next[source_id] += n - head.size
             head = np.concatenate([head, np.zeros(n - head.size, np.float32)])
         return head
 

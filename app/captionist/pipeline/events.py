@@ -20,6 +20,7 @@ class GapReason(enum.Enum):
 
     FELL_BEHIND = "transcription fell behind"
     SOURCE_LOST = "the audio source was lost"  # every source gone at once: no audio to transcribe
+    QUEUE_OVERFLOWED = "the audio queue overflowed"  # captured while the app could not take it
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,13 @@ notice, and counted in ``WorkerStats.dropped_ms``; later token times are shifted
 amount so they stay on the session clock. Shedding never happens after Stop: everything captured
 before Stop is fed and ``finish`` is called, so nothing already spoken is lost.
 
-Outages: a source may also offer ``poll_outages() -> list[Outage]`` (``captionist.audio.capture``:
-stretches with no audio source at all, placed after the first ``at`` samples it returned). When the
-feeding reaches one, the stream segment is closed, the stretch is sent as a gap (reason
-``SOURCE_LOST``) and later token times move on by its length, so the words after a lost device
-keep the real session time; a shed never crosses an outage.
+Outages: a source may also offer ``poll_outages() -> list[Outage]`` (``captionist.audio.capture``),
+audio that never reached the worker, placed after the first ``at`` samples the source returned.
+When the feeding reaches one, the stream segment is closed and the stretch is sent as a gap:
+``NO_SOURCE`` (every device was lost; reason ``SOURCE_LOST``) moves later token times on by its
+length; ``DROPPED`` (a full capture queue; reason ``QUEUE_OVERFLOWED``) is silence standing in the
+returned audio, which is dropped unfed like a shed (and counted with it). Either way the words
+after it keep the real session time. A shed never crosses an outage.
 
 Latency or language change: ``Stream.set_latency`` / ``set_language`` finish the current segment
 (committing its text) and continue in a new one; the session text and clock keep going. A value
@@ -50,11 +52,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
+from captionist.audio.capture import Outage, OutageKind
 from captionist.engine import SAMPLE_RATE, StreamUpdate
 from captionist.pipeline.events import AudioGap, CaptionUpdate, GapReason, SessionSummary, WorkerStats
 from captionist.pipeline.lag import (
@@ -69,9 +72,6 @@ from captionist.pipeline.lag import (
 )
 from captionist.pipeline.signals import emit
 from captionist.pipeline.utterance import utterance_ends
-
-if TYPE_CHECKING:
-    from captionist.audio.capture import Outage
 
 __all__ = ["AudioSource", "InferenceWorker", "LoadPolicy", "WorkerControl"]
 
@@ -202,7 +202,8 @@ class InferenceWorker(QObject):
         max_feed = samples_of(self._policy.max_feed_ms)
         while True:
             stopping = self._control.stop.is_set()
-            chunk = self._source.read(0.0 if self._backlog or stopping else 0.05)
+            ready = self._backlog and self._feed_limit(max_feed) > 0  # else: waiting for audio
+            chunk = self._source.read(0.0 if ready or stopping else 0.05)
             if chunk is not None and chunk.size:
                 self._backlog.append(chunk)
                 self._backlog_samples += chunk.size
@@ -213,15 +214,16 @@ class InferenceWorker(QObject):
             poll_outages = getattr(self._source, "poll_outages", None)
             if poll_outages is not None:
                 self._outages.extend(poll_outages())
-            self._reach_outages(stream)
+            self._reach_outages(stream, flush=stopping and chunk is None)
             if stopping and chunk is None and not self._backlog:
                 break
             self._apply(stream, self._control.take_changes())
             if not stopping:
                 self._govern(stream)
             self._reach_outages(stream)
-            if self._backlog:
-                pcm = self._take(self._feed_limit(max_feed))
+            limit = self._feed_limit(max_feed)
+            if self._backlog and limit > 0:
+                pcm = self._take(limit)
                 self._fed_samples += pcm.size
                 self._publish()
                 t0 = self._clock()
@@ -265,20 +267,38 @@ class InferenceWorker(QObject):
         return self._audio_samples - self._backlog_samples
 
     def _feed_limit(self, max_feed: int) -> int:
-        """``max_feed``, or less so that a feed ends where the next outage begins."""
+        """``max_feed``, or less so that a feed ends where the next outage begins (0: wait for the
+        rest of a dropped stretch to arrive)."""
         if not self._outages:
             return max_feed
-        return max(1, min(max_feed, self._outages[0].at - self._next_sample()))
+        return max(0, min(max_feed, self._outages[0].at - self._next_sample()))
 
-    def _reach_outages(self, stream: Any) -> None:
-        """Mark every outage the feeding has reached: close the segment, send the gap, move the clock."""
+    def _reach_outages(self, stream: Any, flush: bool = False) -> None:
+        """Mark every outage the feeding has reached: close the segment, send the gap, move the
+        clock. A dropped stretch waits until all of it is in the backlog (``flush``: the source has
+        nothing more, take what is there)."""
         while self._outages and self._outages[0].at <= self._next_sample():
-            outage = self._outages.popleft()
+            outage = self._outages[0]
+            dropped = outage.kind is OutageKind.DROPPED
+            if dropped and outage.at + outage.samples > self._audio_samples and not flush:
+                return
+            self._outages.popleft()
             self._handle(stream.set_latency(self._latency_ms), final=False)
             start = self._next_sample() + self._outage_samples  # on the session clock
-            gap = AudioGap(ms_of(start), ms_of(start + outage.samples), GapReason.SOURCE_LOST)
+            if dropped:
+                n = min(outage.samples, self._backlog_samples)
+                self._drop_front(n)
+                self._shed_samples += n
+                self._dropped_ms = ms_of(self._shed_samples)
+                self._publish(decoded=self._fed_samples)
+                reason = GapReason.QUEUE_OVERFLOWED
+                emit(self.notice, f"{n / SAMPLE_RATE:.1f} s of audio were lost: the audio queue overflowed")
+            else:
+                n = outage.samples
+                self._outage_samples += n
+                reason = GapReason.SOURCE_LOST
+            gap = AudioGap(ms_of(start), ms_of(start + n), reason)
             self._gaps.append(gap)
-            self._outage_samples += outage.samples
             self._offset_ms = ms_of(self._shed_samples + self._outage_samples)
             emit(
                 self.caption,
@@ -286,6 +306,12 @@ class InferenceWorker(QObject):
                     revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap
                 ),
             )
+
+    def _drop_front(self, n: int) -> None:
+        """Remove the ``n`` oldest waiting samples."""
+        pcm = np.concatenate(self._backlog) if self._backlog else np.zeros(0, np.float32)
+        self._backlog = [pcm[n:]] if pcm.size > n else []
+        self._backlog_samples = max(0, pcm.size - n)
 
     def _take(self, max_samples: int) -> np.ndarray:
         pcm = np.concatenate(self._backlog)
@@ -320,19 +346,17 @@ class InferenceWorker(QObject):
 
     def _shed(self, stream: Any, n: int) -> None:
         """Drop the oldest ``n`` waiting samples and report them as a gap in the session."""
-        # Close the segment first: the words of the audio already fed come out before the mark,
-        # and the model does not see the two sides of the gap as one stretch of speech.
         clamped = bool(self._outages) and self._outages[0].at - self._next_sample() < n
         if clamped:  # never across an outage: shed up to it, mark it, then decide again
             n = self._outages[0].at - self._next_sample()
             if n <= 0:
                 return
+        # Close the segment first: the words of the audio already fed come out before the mark,
+        # and the model does not see the two sides of the gap as one stretch of speech.
         self._handle(stream.set_latency(self._latency_ms), final=False)
-        pcm = np.concatenate(self._backlog)
-        first = self._audio_samples - pcm.size  # among the samples the source returned
+        first = self._next_sample()  # among the samples the source returned
         start = first + self._outage_samples  # on the session clock
-        self._backlog = [pcm[n:]] if pcm.size > n else []
-        self._backlog_samples = pcm.size - n
+        self._drop_front(n)
         gap = AudioGap(ms_of(start), ms_of(start + n), GapReason.FELL_BEHIND)
         self._gaps.append(gap)
         self._shed_samples += n
