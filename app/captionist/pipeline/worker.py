@@ -143,17 +143,25 @@ class InferenceWorker(QObject):
         self._backlog_samples = 0
         self._base_text = ""  # session text committed by earlier stream segments
         self._stream_text_len = 0
-        self._offset_ms = 0  # audio shed + outages so far: session time = stream time + this
         self._outages: deque[Outage] = deque()  # reported, not yet reached by the feeding
         self._outage_samples = 0  # outages reached so far
         self._revision = 0
         self._audio_samples = 0
-        self._dropped_ms = 0
         self._fed_samples = 0
         self._shed_samples = 0
         self._rtf = 0.0
         self._backend = "?"
         self._last_stats = 0.0
+
+    @property
+    def _dropped_ms(self) -> int:
+        """Audio skipped unfed so far (shed, or lost to a full capture queue)."""
+        return ms_of(self._shed_samples)
+
+    @property
+    def _offset_ms(self) -> int:
+        """Session time = stream time + this: the audio skipped and the outages reached so far."""
+        return ms_of(self._shed_samples + self._outage_samples)
 
     @property
     def ledger(self) -> Ledger:
@@ -287,31 +295,28 @@ class InferenceWorker(QObject):
             start = self._next_sample() + self._outage_samples  # on the session clock
             if dropped:
                 n = min(outage.samples, self._backlog_samples)
-                self._drop_front(n)
-                self._shed_samples += n
-                self._dropped_ms = ms_of(self._shed_samples)
+                self._skip(n)
                 self._publish(decoded=self._fed_samples)
-                reason = GapReason.QUEUE_OVERFLOWED
                 emit(self.notice, f"{n / SAMPLE_RATE:.1f} s of audio were lost: the audio queue overflowed")
+                self._send_gap(AudioGap(ms_of(start), ms_of(start + n), GapReason.QUEUE_OVERFLOWED))
             else:
-                n = outage.samples
-                self._outage_samples += n
-                reason = GapReason.SOURCE_LOST
-            gap = AudioGap(ms_of(start), ms_of(start + n), reason)
-            self._gaps.append(gap)
-            self._offset_ms = ms_of(self._shed_samples + self._outage_samples)
-            emit(
-                self.caption,
-                CaptionUpdate(
-                    revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap
-                ),
-            )
+                self._outage_samples += outage.samples
+                gap = AudioGap(ms_of(start), ms_of(start + outage.samples), GapReason.SOURCE_LOST)
+                self._send_gap(gap)
 
-    def _drop_front(self, n: int) -> None:
-        """Remove the ``n`` oldest waiting samples."""
-        pcm = np.concatenate(self._backlog) if self._backlog else np.zeros(0, np.float32)
-        self._backlog = [pcm[n:]] if pcm.size > n else []
-        self._backlog_samples = max(0, pcm.size - n)
+    def _skip(self, n: int) -> None:
+        """Drop the ``n`` oldest waiting samples unfed; they count as skipped audio."""
+        if n > 0:
+            self._take(n)
+            self._shed_samples += n
+
+    def _send_gap(self, gap: AudioGap) -> None:
+        """Record a stretch of the session that was not transcribed and show it as a line of its own."""
+        self._gaps.append(gap)
+        emit(
+            self.caption,
+            CaptionUpdate(revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap),
+        )
 
     def _take(self, max_samples: int) -> np.ndarray:
         pcm = np.concatenate(self._backlog)
@@ -356,18 +361,10 @@ class InferenceWorker(QObject):
         self._handle(stream.set_latency(self._latency_ms), final=False)
         first = self._next_sample()  # among the samples the source returned
         start = first + self._outage_samples  # on the session clock
-        self._drop_front(n)
-        gap = AudioGap(ms_of(start), ms_of(start + n), GapReason.FELL_BEHIND)
-        self._gaps.append(gap)
-        self._shed_samples += n
-        self._dropped_ms = ms_of(self._shed_samples)
-        self._offset_ms = ms_of(self._shed_samples + self._outage_samples)
+        self._skip(n)
         self._publish(decoded=self._fed_samples, gap_end=first + n)
         emit(self.notice, f"transcription fell behind: skipped {n / SAMPLE_RATE:.1f} s of audio")
-        emit(
-            self.caption,
-            CaptionUpdate(revision=self._revision, text=self._base_text, new_text="", new_tokens=[], gap=gap),
-        )
+        self._send_gap(AudioGap(ms_of(start), ms_of(start + n), GapReason.FELL_BEHIND))
         if clamped:
             self._reach_outages(stream)
             self._govern(stream)
