@@ -23,19 +23,27 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def pulse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PulseServer]:
+def start_pulse(scratch: Path) -> PulseServer:
+    """A private daemon with the ``SINK`` null sink, or a skip (a failure under ``.ci/run``) saying
+    what is missing. The caller closes it."""
     if ctypes.util.find_library("portaudio") is None:
         unavailable("end-to-end capture needs PortAudio (apt-get install libportaudio2)")
     try:
-        server = PulseServer.start(tmp_path_factory.mktemp("pulse"))
+        server = PulseServer.start(scratch)
     except PulseUnavailable as exc:
         unavailable(f"end-to-end capture needs PulseAudio and espeak-ng: {exc}")
     try:
         server.add_null_sink(SINK)
-        yield server
-    finally:
+    except BaseException:
         server.close()
+        raise
+    return server
+
+
+@pytest.fixture(scope="module")
+def pulse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PulseServer]:
+    with start_pulse(tmp_path_factory.mktemp("pulse")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ test at another GGUF that knows them.
 
 from __future__ import annotations
 
-import ctypes.util
 import json
 import os
 import signal
@@ -29,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from captionist.transcript import parse
-from tests.e2e.conftest import SINK, unavailable
-from tests.e2e.pulse_server import PulseServer, PulseUnavailable
+from tests.e2e.conftest import SINK, start_pulse
+from tests.e2e.pulse_server import PulseServer
 
 pytestmark = pytest.mark.e2e
 
@@ -160,14 +159,7 @@ def test_live_captioning_comes_back_after_the_sound_server_restarts(model: Path,
     # The sound server dies under a running session (a crash, `pulseaudio -k`, a PipeWire restart)
     # and comes back: the session says so, reopens the monitor, captions what is said afterwards,
     # and the transcript marks the time without audio so that later cues keep the real clock.
-    if ctypes.util.find_library("portaudio") is None:
-        unavailable("end-to-end capture needs PortAudio (apt-get install libportaudio2)")
-    try:
-        pulse = PulseServer.start(tmp_path / "pulse")
-    except PulseUnavailable as exc:
-        unavailable(f"end-to-end capture needs PulseAudio and espeak-ng: {exc}")
-    with pulse:
-        pulse.add_null_sink(SINK)
+    with start_pulse(tmp_path / "pulse") as pulse:  # its own daemon: this test restarts it
         output = tmp_path / "transcript.srt"
         proc = _live(pulse, model, output, 90.0)
         try:
