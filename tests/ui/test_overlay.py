@@ -5,9 +5,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QImage
 
 from captionist.engine import Token
-from captionist.pipeline.events import CaptionUpdate
+from captionist.pipeline.events import AudioGap, CaptionUpdate, GapReason
 from captionist.settings import OverlaySettings
-from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.overlay import TAIL_CHARS, CaptionOverlay
 
 
 def _update(rev: int, text: str, new: str) -> CaptionUpdate:
@@ -135,3 +135,38 @@ def test_transcript_view_puts_each_utterance_on_its_own_line(qtbot) -> None:
         CaptionUpdate(3, " Hello there. Next one two", " two", [Token(5, " two", 320)], final=True)
     )
     assert view.plain_text() == "Hello there.\nNext one\ntwo\n"
+
+
+def _gap_update(rev: int, start_ms: int, end_ms: int, reason: GapReason) -> CaptionUpdate:
+    gap = AudioGap(start_ms, end_ms, reason)
+    return CaptionUpdate(revision=rev, text="", new_text="", new_tokens=[], gap=gap)
+
+
+def test_a_gap_is_one_line_that_keeps_its_length_in_view(overlay: CaptionOverlay) -> None:
+    gap = AudioGap(61000, 73000, GapReason.SOURCE_LOST)
+    overlay.show_update(_update(1, " before", " before"))
+    overlay.show_update(_gap_update(1, 61000, 73000, GapReason.SOURCE_LOST))
+    overlay.show_update(_update(2, " before after", " after"))
+    # 400 px at 20 px type: the whole mark would wrap over two lines and push its start out of the
+    # two visible lines; the short form fits on one
+    assert overlay.visible_lines() == [gap.short_label(), "after"]
+    overlay.resize(1400, overlay.height())
+    assert overlay.visible_lines() == [gap.label(), "after"]
+    overlay.settings.font_size = 60
+    overlay.apply_settings()
+    overlay.resize(200, overlay.height())
+    line = overlay.visible_lines()[0]
+    assert line.startswith("[12") and line.endswith("…")  # cut short, never wrapped
+    img = overlay.grab().toImage()
+    assert not img.isNull()
+
+
+def test_a_gap_cut_by_the_kept_tail_leaves_no_marker_characters(overlay: CaptionOverlay) -> None:
+    overlay.show_update(_gap_update(0, 0, 5000, GapReason.QUEUE_OVERFLOWED))
+    long_text = "".join(f" w{i}" for i in range(2000))[: TAIL_CHARS - 20]
+    overlay.show_update(_update(1, long_text, long_text))
+    overlay.resize(4000, overlay.height())
+    overlay.settings.lines = 10
+    overlay.apply_settings()
+    shown = " ".join(overlay.visible_lines())
+    assert "\ue000" not in shown and "\ue001" not in shown and "transcribed" not in shown

@@ -39,6 +39,10 @@ class AudioGap:
         """The mark shown where the audio is missing (the transcript file uses the same words)."""
         return f"[{self.seconds:.1f} s of audio not transcribed: {self.reason.value}]"
 
+    def short_label(self) -> str:
+        """The mark without its reason, for a caption line too narrow for ``label``."""
+        return f"[{self.seconds:.1f} s not transcribed]"
+
 
 @dataclass(frozen=True)
 class CaptionUpdate:

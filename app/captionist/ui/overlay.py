@@ -10,9 +10,11 @@ Usage::
 
 Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
 scrolls up a line at a time without jumping. Where the model ended an utterance
-(``CaptionUpdate.new_lines``) the next words start a new line. The words appended by the
-latest update are drawn in ``newest_color``, the words of keyword alerts (``set_keywords``) in
-their colour and underlined. Dragging moves the window, dragging the bottom-right
+(``CaptionUpdate.new_lines``) the next words start a new line. A gap (audio not transcribed) is
+one line that is never wrapped, so its start (how many seconds) cannot scroll away from its end:
+``AudioGap.label`` where it fits, else ``short_label``, else that cut short with an ellipsis. The
+words appended by the latest update are drawn in ``newest_color``, the words of keyword alerts
+(``set_keywords``) in their colour and underlined. Dragging moves the window, dragging the bottom-right
 corner resizes it; the geometry is stored per screen name in ``OverlaySettings.geometry`` and
 restored on that screen. On Wayland the drag is handed to the compositor (``overlay_drag``), which
 places the window itself, so nothing is remembered there; ``platform_name`` (default
@@ -61,6 +63,11 @@ class CaptionWord(NamedTuple):
     text: str
     newest: bool  # added by the latest update
     alert: bool  # part of a keyword
+    gap: bool = False  # a gap mark, drawn as one line
+
+
+GAP_MARK = "\ue000"  # starts a gap's line in the overlay's text: GAP_MARK label GAP_SHORT short label
+GAP_SHORT = "\ue001"
 
 
 PADDING = 12
@@ -142,7 +149,10 @@ class CaptionOverlay(QWidget):
         """Show a new stream revision (older revisions than the one shown are ignored)."""
         if update.revision < self._revision:
             return
-        added = "\n".join(update.new_lines())  # a line break where an utterance ended
+        if update.gap is not None:  # a line of its own
+            added = f"\n{GAP_MARK}{update.gap.label()}{GAP_SHORT}{update.gap.short_label()}\n"
+        else:
+            added = "\n".join(update.new_lines())  # a line break where an utterance ended
         if added.strip():
             self._newest = len(added.lstrip("\n"))
         if added:
@@ -178,6 +188,13 @@ class CaptionOverlay(QWidget):
             if lines[-1]:  # an end of utterance: a new line
                 lines.append([])
                 used = 0.0
+            if GAP_SHORT in paragraph and not paragraph.startswith(GAP_MARK):
+                continue  # a gap's line whose start the tail cut off
+            if paragraph.startswith(GAP_MARK):
+                pos = self._text.index(paragraph, pos) + len(paragraph)
+                lines[-1].append(CaptionWord(self._gap_line(paragraph, metrics, width), pos > newest_from,
+                                             False, gap=True))  # fmt: skip
+                continue
             words = paragraph.split()
             alert = self._keywords.marks(words)  # per utterance
             for k, word in enumerate(words):
@@ -191,6 +208,14 @@ class CaptionOverlay(QWidget):
                 lines[-1].append(CaptionWord(word, pos > newest_from, alert[k]))
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
+
+    @staticmethod
+    def _gap_line(paragraph: str, metrics: QFontMetricsF, width: float) -> str:
+        label, _, short = paragraph.removeprefix(GAP_MARK).partition(GAP_SHORT)
+        for text in (label, short):
+            if metrics.horizontalAdvance(text) <= width:
+                return text
+        return metrics.elidedText(short, Qt.TextElideMode.ElideRight, width)
 
     def visible_lines(self) -> list[str]:
         return [" ".join(w.text for w in line) for line in self.layout_lines()]
