@@ -7,7 +7,7 @@ from PySide6.QtGui import QColor, QImage
 from captionist.engine import Token
 from captionist.pipeline.events import AudioGap, CaptionUpdate, GapReason
 from captionist.settings import OverlaySettings
-from captionist.ui.overlay import TAIL_CHARS, CaptionOverlay
+from captionist.ui.overlay import GAP_MARK, GAP_SHORT, TAIL_CHARS, CaptionOverlay
 
 
 def _update(rev: int, text: str, new: str) -> CaptionUpdate:
@@ -157,8 +157,6 @@ def test_a_gap_is_one_line_that_keeps_its_length_in_view(overlay: CaptionOverlay
     overlay.resize(200, overlay.height())
     line = overlay.visible_lines()[0]
     assert line.startswith("[12") and line.endswith("…")  # cut short, never wrapped
-    img = overlay.grab().toImage()
-    assert not img.isNull()
 
 
 def test_a_gap_cut_by_the_kept_tail_leaves_no_marker_characters(overlay: CaptionOverlay) -> None:
@@ -169,4 +167,4 @@ def test_a_gap_cut_by_the_kept_tail_leaves_no_marker_characters(overlay: Caption
     overlay.settings.lines = 10
     overlay.apply_settings()
     shown = " ".join(overlay.visible_lines())
-    assert "\ue000" not in shown and "\ue001" not in shown and "transcribed" not in shown
+    assert GAP_MARK not in shown and GAP_SHORT not in shown and "transcribed" not in shown

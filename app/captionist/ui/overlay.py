@@ -63,7 +63,6 @@ class CaptionWord(NamedTuple):
     text: str
     newest: bool  # added by the latest update
     alert: bool  # part of a keyword
-    gap: bool = False  # a gap mark, drawn as one line
 
 
 GAP_MARK = "\ue000"  # starts a gap's line in the overlay's text: GAP_MARK label GAP_SHORT short label
@@ -188,12 +187,11 @@ class CaptionOverlay(QWidget):
             if lines[-1]:  # an end of utterance: a new line
                 lines.append([])
                 used = 0.0
-            if GAP_SHORT in paragraph and not paragraph.startswith(GAP_MARK):
-                continue  # a gap's line whose start the tail cut off
-            if paragraph.startswith(GAP_MARK):
-                pos = self._text.index(paragraph, pos) + len(paragraph)
-                lines[-1].append(CaptionWord(self._gap_line(paragraph, metrics, width), pos > newest_from,
-                                             False, gap=True))  # fmt: skip
+            if GAP_SHORT in paragraph:  # a gap: one line (none where the kept tail cut its start off)
+                if paragraph.startswith(GAP_MARK):
+                    pos = self._text.index(paragraph, pos) + len(paragraph)
+                    line = self._gap_line(paragraph, metrics, width)
+                    lines[-1].append(CaptionWord(line, pos > newest_from, False))
                 continue
             words = paragraph.split()
             alert = self._keywords.marks(words)  # per utterance
