@@ -88,15 +88,17 @@ def compile_probe(b: Build, cache: Path) -> Path:
 
 def run_probe(
     exe: Path, b: Build, k: int, m: int, n: int, type_id: int, threads: int, seconds: float
-) -> tuple[float, str]:
+) -> tuple[float, float, str]:
+    """ms per product, the weight matrix's bytes, the CPU module loaded."""
     env = {**os.environ, "GGML_VK_VISIBLE_DEVICES": ""}  # CPU only: no Vulkan device probing
     proc = subprocess.run([str(exe), str(b.lib_dir), str(k), str(m), str(n), str(type_id), str(threads), "16",
                            str(seconds)], capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
     if proc.returncode != 0:
         raise SystemExit(f"{b.name} probe failed: {proc.stderr[-500:]}")
     ms = float(re.search(r"ms=([\d.]+)", proc.stdout).group(1))
+    weight_bytes = float(re.search(r"bytes=(\d+)", proc.stdout).group(1))
     variant = re.search(r"loaded CPU backend from .*?libggml-cpu-?([\w-]*)\.so", proc.stderr)
-    return ms, (variant.group(1) or "cpu") if variant else "?"
+    return ms, weight_bytes, (variant.group(1) or "cpu") if variant else "?"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,13 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                 variants: dict[str, str] = {}
                 for _ in range(args.repeat):
                     for b in builds:
-                        ms, variants[b.name] = run_probe(exes[b.name], b, k, m, n, TYPES[tname], threads,
-                                                         args.seconds)  # fmt: skip
+                        ms, weight_bytes, variants[b.name] = run_probe(
+                            exes[b.name], b, k, m, n, TYPES[tname], threads, args.seconds
+                        )
                         times[b.name].append(ms)
                 mine, other = (statistics.median(times[b.name]) for b in builds)
-                row_bytes = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}[tname] * k * m
                 print(f"| {label} | {k} -> {m} | {n} | {tname} | {threads} | {mine:.3f} | {other:.3f} | "
-                      f"{other / mine:.2f} | {row_bytes / mine / 1e6:.1f} | {variants['ours']} / "
+                      f"{other / mine:.2f} | {weight_bytes / mine / 1e6:.1f} | {variants['ours']} / "
                       f"{variants['transcribe.cpp']} | {load:.2f} |", flush=True)  # fmt: skip
     return 0
 

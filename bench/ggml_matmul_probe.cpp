@@ -68,8 +68,9 @@ int main(int argc, char ** argv) {
         elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const double per = elapsed / iters / L;
-    std::printf("type=%s K=%d M=%d n=%d threads=%d ms=%.4f gflops=%.2f gbs=%.2f\n", ggml_type_name(type), K, M, n,
-                threads, per * 1e3, 2.0 * K * M * n / per / 1e9, (double) ggml_row_size(type, K) * M / per / 1e9);
+    const double bytes = (double) ggml_row_size(type, K) * M;
+    std::printf("type=%s K=%d M=%d n=%d threads=%d ms=%.4f gflops=%.2f gbs=%.2f bytes=%.0f\n", ggml_type_name(type), K,
+                M, n, threads, per * 1e3, 2.0 * K * M * n / per / 1e9, bytes / per / 1e9, bytes);
     ggml_gallocr_free(galloc);
     ggml_free(gctx);
     ggml_backend_buffer_free(buf);
