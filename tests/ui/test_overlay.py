@@ -168,3 +168,25 @@ def test_a_gap_cut_by_the_kept_tail_leaves_no_marker_characters(overlay: Caption
     overlay.apply_settings()
     shown = " ".join(overlay.visible_lines())
     assert GAP_MARK not in shown and GAP_SHORT not in shown and "transcribed" not in shown
+
+
+def test_a_word_wider_than_the_overlay_is_cut_to_fit(overlay: CaptionOverlay) -> None:
+    from PySide6.QtGui import QFontMetricsF
+
+    link = "https://example.org/" + "abcdefghij" * 12
+    accented = "e\u0301" * 40  # é as e + combining acute: never split apart
+    text = f" see {link} and {accented} end"
+    overlay.settings.lines = 10
+    overlay.apply_settings()
+    overlay.resize(300, overlay.height())
+    overlay.show_update(_update(1, text, text))
+    lines = overlay.visible_lines()
+    metrics = QFontMetricsF(overlay._font())
+    width = overlay.width() - 2 * 12
+    assert all(metrics.horizontalAdvance(line) <= width for line in lines), lines
+    words = [w.text for line in overlay.layout_lines() for w in line]
+    shown = "".join(words)  # the tail of the text, every character once, in order
+    assert len(shown) > len(accented) + 60 and "".join(text.split()).endswith(shown)
+    assert len(words) > 6  # the two long words came in pieces
+    assert not any(w.startswith("\u0301") for w in words)
+    assert lines[-1].endswith("end")

@@ -8,8 +8,9 @@ Usage::
     overlay.set_global_shortcut("Ctrl+Alt+Shift+T")  # the way back that the click-through hint names
     overlay.apply_position("bottom")               # top | bottom | centre on the current screen
 
-Text is word-wrapped to the window width and the last ``lines`` lines are drawn, so new text
-scrolls up a line at a time without jumping. Where the model ended an utterance
+Text is word-wrapped to the window width (a word wider than the window, such as a long link, is
+cut into pieces that fit) and the last ``lines`` lines are drawn, so new text scrolls up a line at a
+time without jumping. Where the model ended an utterance
 (``CaptionUpdate.new_lines``) the next words start a new line. A gap (audio not transcribed) is
 one line that is never wrapped, so its start (how many seconds) cannot scroll away from its end:
 ``AudioGap.label`` where it fits, else ``short_label``, else that cut short with an ellipsis. The
@@ -28,6 +29,7 @@ GUI thread only.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -57,6 +59,20 @@ from captionist.ui.overlay_drag import (
     start_system_drag,
 )
 from captionist.ui.overlay_pin import OverlayPin, overlay_pin_for_platform
+
+# what continues the character before it: variation selectors, the zero-width joiner, skin tones
+_JOINING = {"\u200d", "\ufe0e", "\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))}
+
+
+def _clusters(word: str) -> list[str]:
+    """``word`` as the runs of code points a line may not be broken inside."""
+    out: list[str] = []
+    for ch in word:
+        if out and (unicodedata.combining(ch) or ch in _JOINING or out[-1][-1] == "\u200d"):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
 
 
 class CaptionWord(NamedTuple):
@@ -198,14 +214,28 @@ class CaptionOverlay(QWidget):
             for k, word in enumerate(words):
                 start = self._text.index(word, pos)
                 pos = start + len(word)
-                w = metrics.horizontalAdvance(word)
-                if lines[-1] and used + space + w > width:
-                    lines.append([])
-                    used = 0.0
-                used += (space if lines[-1] else 0.0) + w
-                lines[-1].append(CaptionWord(word, pos > newest_from, alert[k]))
+                for piece in self._pieces(word, metrics, width):
+                    w = metrics.horizontalAdvance(piece)
+                    if lines[-1] and used + space + w > width:
+                        lines.append([])
+                        used = 0.0
+                    used += (space if lines[-1] else 0.0) + w
+                    lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k]))
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
+
+    @staticmethod
+    def _pieces(word: str, metrics: QFontMetricsF, width: float) -> list[str]:
+        """``word``, or where it is wider than a line (a long link, say), cut into pieces that each
+        fit, never inside a character sequence (a letter and its combining marks, joined emoji)."""
+        if metrics.horizontalAdvance(word) <= width:
+            return [word]
+        pieces = [""]
+        for cluster in _clusters(word):
+            if pieces[-1] and metrics.horizontalAdvance(pieces[-1] + cluster) > width:
+                pieces.append("")
+            pieces[-1] += cluster
+        return pieces
 
     @staticmethod
     def _gap_line(paragraph: str, metrics: QFontMetricsF, width: float) -> str:
