@@ -11,11 +11,17 @@ prints the medians and their ratio. The shapes are the real model's:
 - encoder token: W 1280 -> 5120 (the encoder FFN), 4 columns;
 - ``--columns`` adds other widths of the encoder shape (2, 8, 16 ...).
 
+``--split`` (ours only) asks why the encoder product is slow: its measured time against its weight
+read alone (the 1-column product, same bytes) and its arithmetic alone (the same product on a matrix
+small enough to stay in the cache, scaled to the full size). A sum means the kernel waits for memory,
+then computes; the max would mean it overlaps them.
+
 16 different weight matrices per graph, so they are read from memory, as in a real step. Both
 builds load their best CPU module (the line shows which).
 
     python bench/bench_ggml_kernels.py [--venv-python /work/tcppenv/bin/python] [--types f32,f16,q8_0]
         [--threads 1,2] [--columns 4] [--repeat 3] [--seconds 2]
+    python bench/bench_ggml_kernels.py --split --types f16,q8_0 --threads 1,2 --columns 4
 
 Needs a C++17 compiler and transcribe.cpp's venv (bench_vs_transcribe_cpp.py's setup).
 """
@@ -87,18 +93,50 @@ def compile_probe(b: Build, cache: Path) -> Path:
 
 
 def run_probe(
-    exe: Path, b: Build, k: int, m: int, n: int, type_id: int, threads: int, seconds: float
+    exe: Path, b: Build, k: int, m: int, n: int, type_id: int, threads: int, seconds: float, mats: int = 16
 ) -> tuple[float, float, str]:
-    """ms per product, the weight matrix's bytes, the CPU module loaded."""
+    """ms per product, the weight matrix's bytes, the CPU module loaded. ``mats`` weight matrices per
+    graph: 16 are read from memory; a few small ones stay in the cache (the kernel's arithmetic alone)."""
     env = {**os.environ, "GGML_VK_VISIBLE_DEVICES": ""}  # CPU only: no Vulkan device probing
-    proc = subprocess.run([str(exe), str(b.lib_dir), str(k), str(m), str(n), str(type_id), str(threads), "16",
-                           str(seconds)], capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    cmd = [exe, b.lib_dir, k, m, n, type_id, threads, mats, seconds]
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         raise SystemExit(f"{b.name} probe failed: {proc.stderr[-500:]}")
     ms = float(re.search(r"ms=([\d.]+)", proc.stdout).group(1))
     weight_bytes = float(re.search(r"bytes=(\d+)", proc.stdout).group(1))
     variant = re.search(r"loaded CPU backend from .*?libggml-cpu-?([\w-]*)\.so", proc.stderr)
     return ms, weight_bytes, (variant.group(1) or "cpu") if variant else "?"
+
+
+# the in-cache products: 8 matrices of 256 rows (0.3-0.7 MB each at the encoder's K: 2.8-5.2 MB in
+# all, inside L2 / L3); fewer leave 2 threads waiting on each other more than computing
+IN_CACHE_ROWS, IN_CACHE_MATS = 256, 8
+
+
+def split(args: argparse.Namespace, b: Build, exe: Path) -> None:
+    """Our build only: is an encoder product's time its weight read and its arithmetic one after the
+    other, or overlapped? Read time = the 1-column product from memory (the same bytes, little
+    arithmetic); arithmetic = the n-column product at the in-cache rate (small matrices that stay in
+    the cache), scaled to the full size."""
+    print("| columns | type | threads | measured ms | read ms (1 column) | arithmetic ms (in cache) "
+          "| read + arithmetic | max of the two | load |", flush=True)  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    k, m = ENCODER
+    for threads in map(int, args.threads.split(",")):
+        for tname in args.types.split(","):
+            for n in map(int, args.columns.split(",")):
+                load = wait_quiet(args.quiet_load, args.max_wait)
+                t = TYPES[tname]
+                measured, read, small = (
+                    statistics.median(
+                        run_probe(exe, b, k, rows, cols, t, threads, args.seconds, mats)[0]
+                        for _ in range(args.repeat)
+                    )
+                    for rows, cols, mats in ((m, n, 16), (m, 1, 16), (IN_CACHE_ROWS, n, IN_CACHE_MATS))
+                )
+                arith = small * m / IN_CACHE_ROWS
+                print(f"| {n} | {tname} | {threads} | {measured:.3f} | {read:.3f} | {arith:.3f} | "
+                      f"{read + arith:.3f} | {max(read, arith):.3f} | {load:.2f} |", flush=True)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet-load", type=float, default=0.6)
     ap.add_argument("--max-wait", type=float, default=60.0)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "captionist-bench" / "probe")
+    ap.add_argument("--split", action="store_true", help="ours only: an encoder product's read vs arithmetic")
     args = ap.parse_args(argv)
+    if args.split:
+        b = ours()
+        print(f"ggml: ours {ggml_version(b)}; load average {load1():.2f}", flush=True)
+        split(args, b, compile_probe(b, args.cache))
+        return 0
 
     builds = [ours(), theirs(args.venv_python)]
     exes = {b.name: compile_probe(b, args.cache) for b in builds}
