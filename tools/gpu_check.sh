@@ -86,7 +86,12 @@ command -v ninja >/dev/null && GEN="-G Ninja"
 EXTRA=""
 # one CPU module (ggml's AVX2 default: GGML_NATIVE cannot be combined with loadable backends, and on
 # a GPU machine the CPU does only the host's share)
-[ "$MODE" = cuda ] && EXTRA="-DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$ARCH"
+if [ "$MODE" = cuda ]; then
+  EXTRA="-DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$ARCH"
+  # the toolkit around the nvcc on PATH (CMake's own search misses a toolkit outside /usr/local/cuda)
+  NVCC=$(command -v nvcc || true)
+  [ -n "$NVCC" ] && EXTRA="$EXTRA -DCMAKE_CUDA_COMPILER=$NVCC -DCUDAToolkit_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")"
+fi
 T0=$(date +%s)
 # shellcheck disable=SC2086
 cmake -S "$W/src/libggml_python-$VERSION" -B "$W/build-ggml" $GEN -DCMAKE_BUILD_TYPE=Release \
