@@ -1,5 +1,7 @@
 #include "kv_ring.h"
 
+#include "graph_copy.h"
+
 #include "graph_runner.h"
 
 #include <ggml-alloc.h>
@@ -109,7 +111,7 @@ void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * 
             vw = ggml_cpy(ctx, vs, vd);
         } else {
             vd = ggml_view_2d(ctx, v_[il], cnt, row, v_[il]->nb[1], slot * ggml_element_size(v_[il]));
-            vw = ggml_cpy(ctx, ggml_transpose(ctx, vs), vd);
+            vw = copy_into_view(ctx, ggml_transpose(ctx, vs), vd); // see graph_copy.h
         }
         ggml_build_forward_expand(gf, vw);
         // the copy's result is a view of the destination too: both are re-pointed when moved

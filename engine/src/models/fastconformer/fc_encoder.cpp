@@ -2,6 +2,7 @@
 
 #include "fc_model.h"
 #include "fc_state.h"
+#include "graph_copy.h"
 #include "graph_runner.h"
 
 #include <ggml-backend.h>
@@ -122,7 +123,7 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
             ggml_tensor * kw = ggml_cpy(ctx, ks, kd);
             ggml_build_forward_expand(gf, kw);
             ggml_tensor * vd = ggml_view_2d(ctx, vc, cnt, E, vc->nb[1], mirror * ggml_element_size(vc));
-            ggml_tensor * vw = ggml_cpy(ctx, vs, vd);
+            ggml_tensor * vw = copy_into_view(ctx, vs, vd); // transposed into columns: see graph_copy.h
             ggml_build_forward_expand(gf, vw);
             for (ggml_tensor * t : {kd, kw}) views.push_back({t, R::FC_RING_K_WRITE, mi});
             for (ggml_tensor * t : {vd, vw}) views.push_back({t, R::FC_RING_V_WRITE, mi});
