@@ -174,7 +174,10 @@ ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model &
     ggml_tensor * x = linear(ctx, l.conv_pw1_w, l.conv_pw1_b, h); // [2E, n]
     ggml_tensor * xa = ggml_view_2d(ctx, x, E, n, x->nb[1], 0);
     ggml_tensor * xb = ggml_view_2d(ctx, x, E, n, x->nb[1], E * ggml_element_size(x));
-    ggml_tensor * glu = ggml_mul(ctx, xa, ggml_sigmoid(ctx, xb)); // [E, n]
+    // the gate made contiguous first: GPU backends (CUDA, Vulkan) run unary ops on contiguous
+    // tensors only, and on a view of half the rows the sigmoid fell back to the CPU, one graph
+    // split and two copies per layer (measured on CUDA: 18 splits per encoder graph, 120M model)
+    ggml_tensor * glu = ggml_mul(ctx, xa, ggml_sigmoid(ctx, ggml_cont(ctx, xb))); // [E, n]
     ggml_tensor * y;
     if (K > 1) {
         ggml_tensor * cache = state.conv[il]; // [K-1, E]
