@@ -12,6 +12,8 @@ for Voxtral, one 80 ms audio token; one encoder batch for FastConformer):
 - ``step ms``: wall time of the ``feed`` calls / steps (everything: mel, encoder, decoder, copies);
 - ``decoder ms`` / ``encoder ms``: the engine's timers for those graphs, per step;
 - ``builds``, ``grows``: graphs built and compute buffers enlarged per step (0 once warm);
+- ``splits``: backend splits per graph computed (1: the whole graph on the device; each op that
+  falls back to the CPU adds one, and copies the per-step bytes do not count);
 - ``bytes in`` / ``bytes out``: host-to-device and device-to-host bytes per step.
 
 Used by tools/gpu_check.sh on a GPU machine (full-size random weights from make_synthetic_gguf.py and
@@ -73,6 +75,7 @@ def measure(path: Path, backend: str, n_threads: int, warmup: float, seconds: fl
         "encoder_ms": enc_ms / steps,
         "builds": d["n_graph_builds"] / steps,
         "grows": d["n_buffer_grows"] / steps,
+        "splits": d["n_graph_splits"] / max(1.0, d["n_graph_computes"]),
         "bytes_in": d["n_bytes_in"] / steps,
         "bytes_out": d["n_bytes_out"] / steps,
         "load_average": os.getloadavg()[0],
@@ -95,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"devices: {'; '.join(f'{d.name} ({d.description})' for d in engine.compute_devices())}")
     print(
         f"| file | backend | latency ms | steps | step ms | decoder ms | encoder ms | builds | grows "
-        f"| bytes in | bytes out | load s |   (per step, after {args.warmup:g} s of warm-up)"
+        f"| splits | bytes in | bytes out | load s |   (per step, after {args.warmup:g} s of warm-up)"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows: list[dict] = []
     failed = 0
     for path in args.files:
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"| {r['file']} | {r['backend']} | {r['latency_ms']} | {r['steps']:.0f} | {r['step_ms']:.2f} "
                 f"| {r['decoder_ms']:.2f} | {r['encoder_ms']:.2f} | {r['builds']:.2f} | {r['grows']:.2f} "
-                f"| {r['bytes_in']:.0f} | {r['bytes_out']:.0f} | {r['load_s']:.2f} |",
+                f"| {r['splits']:.2f} | {r['bytes_in']:.0f} | {r['bytes_out']:.0f} | {r['load_s']:.2f} |",
                 flush=True,
             )
         if args.json:

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN
@@ -29,10 +30,15 @@ std::string lower(std::string s) {
 }
 
 // ggml prints through this. Every failure reaches the caller as an exception with its own
-// message, so ggml's lines are shown only when CAPTIONIST_GGML_LOG is set (for debugging).
+// message, so ggml's lines are shown only when CAPTIONIST_GGML_LOG is set (for debugging);
+// CAPTIONIST_GGML_LOG=debug adds its debug lines (with GGML_SCHED_DEBUG=2: the backend of every
+// node of every graph).
 void log_callback(ggml_log_level level, const char * text, void *) {
-    static const bool enabled = std::getenv("CAPTIONIST_GGML_LOG") != nullptr;
-    if (enabled && level != GGML_LOG_LEVEL_DEBUG) {
+    static const char * env = std::getenv("CAPTIONIST_GGML_LOG");
+    static const bool debug = env != nullptr && std::string(env) == "debug";
+    static thread_local ggml_log_level last = GGML_LOG_LEVEL_NONE;
+    if (level != GGML_LOG_LEVEL_CONT) last = level;  // a continued line keeps its line's level
+    if (env != nullptr && (last != GGML_LOG_LEVEL_DEBUG || debug)) {
         fputs(text, stderr);
     }
 }

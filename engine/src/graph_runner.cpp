@@ -62,6 +62,7 @@ void graph_runner::add_counters(std::map<std::string, double> & out) const {
     out["n_buffer_grows"] = (double) n_buffer_grows();
     out["n_bytes_in"] = (double) n_bytes_in_;
     out["n_bytes_out"] = (double) n_bytes_out_;
+    out["n_graph_splits"] = (double) n_splits_;
 }
 
 bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
@@ -135,6 +136,7 @@ void graph_runner::alloc(ggml_cgraph * gf, int i) {
 void graph_runner::compute(ggml_cgraph * gf, int i) {
     ++n_computes_;
     const ggml_status st = ggml_backend_sched_graph_compute(slot(i).sched, gf);
+    n_splits_ += ggml_backend_sched_get_n_splits(slot(i).sched);
     if (st != GGML_STATUS_SUCCESS) {
         throw std::runtime_error("the " + m_.backend_name + " backend failed to compute (status " +
                                  std::to_string((int) st) + ")");
