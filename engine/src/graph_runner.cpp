@@ -4,6 +4,7 @@
 #include "model_base.h"
 
 #include "backend_registry.h"
+#include "node_dump.h"
 
 #include <captionist/engine.h>
 
@@ -34,6 +35,7 @@ graph_runner::graph_runner(const model_base & m) : m_(m) {
         }
     }
     profiling_ = env_flag("CAPTIONIST_PROFILE_OPS");
+    dump_ = node_dump::from_env();
 }
 
 graph_runner::slot_state & graph_runner::slot(int i) {
@@ -135,6 +137,10 @@ void graph_runner::alloc(ggml_cgraph * gf, int i) {
 
 void graph_runner::compute(ggml_cgraph * gf, int i) {
     ++n_computes_;
+    if (dump_) { // CAPTIONIST_DUMP_NODES: node by node, each output written (node_dump.h)
+        const bool on = dump_->begin_compute();
+        ggml_backend_sched_set_eval_callback(slot(i).sched, on ? &node_dump::eval : nullptr, on ? dump_ : nullptr);
+    }
     const ggml_status st = ggml_backend_sched_graph_compute(slot(i).sched, gf);
     n_splits_ += ggml_backend_sched_get_n_splits(slot(i).sched);
     if (st != GGML_STATUS_SUCCESS) {

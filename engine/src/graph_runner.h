@@ -16,6 +16,7 @@
 namespace captionist {
 
 struct model_base;
+class node_dump;
 
 // Graph slots: slot 0 holds a graph built for one compute; the other slots each keep one graph and
 // its allocation for as long as the caller wants, so a stream can build its steady-state graphs
@@ -88,6 +89,7 @@ private:
     };
     static bool profile_node(ggml_tensor * t, bool ask, void * self);
     bool profiling_ = false;
+    node_dump * dump_ = nullptr; // CAPTIONIST_DUMP_NODES (node_dump.h)
     std::chrono::steady_clock::time_point op_start_;
     std::map<std::string, op_total> op_totals_;
 };
