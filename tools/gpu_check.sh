@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Issue 13's GPU proof in one command on a machine with an NVIDIA GPU and CUDA's compiler but no
-# package registry (the device tool's machines): build ggml from the pinned libggml-python source
-# distribution with CUDA, build the engine against it, run the golden tests on the CUDA device, and
-# print milliseconds per stream step (F16, Q8_0, Q4_K; both families, full size, random weights)
-# with graph builds, buffer growth and host<->device bytes per step.
+# package registry (the device tool's machines): ggml from the pinned libggml-python source
+# distribution with CUDA, the engine against it, the golden tests on the CUDA device (with, for
+# finding a failure's cause in the same run, the first node where the GPU parts from the CPU and
+# ggml's own op tests), and milliseconds per stream step (F16, Q8_0, Q4_K; both families, full
+# size, random weights) with graph builds, buffer growth, splits and host<->device bytes per step.
+# Budget on the H200 (2026-12-04): 34 s to start the machine and send the tree, 226 s for ggml's
+# CUDA build, 12 s for the engine; the rest fits in a 600 s call.
 #
 #   bash tools/gpu_check.sh --prepare   # where pip works: the source distribution and the wheels
 #                                       # the GPU machine lacks, into .gpu_check/ (git-ignored)
-#   bash tools/gpu_check.sh             # on the GPU machine (device tool: carry [".gpu_check"])
+#   bash tools/gpu_check.sh             # on the GPU machine (device tool: carry [".gpu_check"],
+#                                       # GPU_CHECK_BUDGET_S=570, timeout_s 600)
 #   bash tools/gpu_check.sh --cpu       # the same steps without CUDA, mid-size models: checks this
 #                                       # script on any machine
 #
-# Output: the log and JSON rows in $OUT (the device tool's folder) or /tmp/gpu_check/out.
+# Output: the log and JSON rows in $OUT (the device tool's folder) or $GPU_CHECK_WORK/out.
 # GPU_CHECK_BUDGET_S (default 540) bounds the whole run: a step that would not fit is skipped and
-# says so. GPU_CHECK_CUDA_ARCH (default: the GPU's, from nvidia-smi) is CMAKE_CUDA_ARCHITECTURES.
+# says so. GPU_CHECK_CUDA_ARCH (default: the GPU's, from nvidia-smi) is CMAKE_CUDA_ARCHITECTURES;
+# GPU_CHECK_WORK (default /tmp/gpu_check) the working folder.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PREP=$ROOT/.gpu_check
@@ -25,15 +30,22 @@ case "${1:-}" in
   *) echo "usage: bash tools/gpu_check.sh [--prepare|--cpu]" >&2; exit 2 ;;
 esac
 VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n 1)
+W=${GPU_CHECK_WORK:-/tmp/gpu_check}  # build folders, the installs, models, logs
+SITE=$W/site  # libggml/ (the ggml install), engine/ (its build output), captionist/ (the package)
+PY=python3
+GEN=""
+command -v ninja >/dev/null && GEN="-G Ninja"
 
 if [ "$MODE" = prepare ]; then
   set -e
   mkdir -p "$PREP/wheels"
   python3 -m pip download -q --no-deps --no-binary libggml-python -d "$PREP" "libggml-python==$VERSION"
-  # what the tests and benches import beyond the GPU image's packages (numpy, pytest, safetensors, ...)
+  # what the tests and benches import beyond the GPU image's packages (numpy, pytest, safetensors,
+  # ...): the versions installed here, else the newest
   WANT=""
   for name in gguf soundfile cffi pycparser; do
-    WANT="$WANT $name==$(python3 -m pip show "$name" | sed -n 's/^Version: //p')"
+    v=$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')
+    WANT="$WANT $name${v:+==$v}"
   done
   # shellcheck disable=SC2086  # one word per requirement
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -43,9 +55,103 @@ if [ "$MODE" = prepare ]; then
   exit 0
 fi
 
+# cuda_root: the CUDA toolkit around the nvcc on PATH (nvcc may be a wrapper script elsewhere), with
+# cuBLAS. A toolkit assembled from NVIDIA's pip wheels has no cuBLAS and no libcuda link stub: then
+# an overlay in $W/cuda adds the headers and libraries of an installed nvidia-cublas (PyTorch's) or
+# of the wheel pip downloads, and a stub that only names the driver's functions for the linker (the
+# driver's own libcuda.so.1 is what loads at run time). GPU_CHECK_CUDA_ROOT names a root instead.
+cuda_root() {
+  local here root cublas
+  if [ -n "${GPU_CHECK_CUDA_ROOT:-}" ]; then echo "$GPU_CHECK_CUDA_ROOT"; return 0; fi
+  here=$(cd "$W" && echo > e.cu && nvcc --dryrun -c e.cu 2>&1 | sed -n 's/^#\$ _HERE_=//p' | head -n 1)
+  root=$(dirname "${here:-$(dirname "$(readlink -f "$(command -v nvcc)")")}")
+  if [ -n "$(find "$root/" -name cublas_v2.h -print -quit)" ]; then echo "$root"; return 0; fi
+  cublas=$("$PY" -c "import nvidia, pathlib; print(next(str(d) for p in nvidia.__path__ \
+for d in pathlib.Path(p).glob('*') if (d / 'include' / 'cublas_v2.h').exists()))" 2>/dev/null)
+  if [ -z "$cublas" ]; then
+    mkdir -p "$W/cublas-wheel"
+    local major
+    major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" \
+      "nvidia-cublas>=$major,<$((major + 1))" >&2 || return 1
+    (cd "$W/cublas-wheel" && python3 -m zipfile -e nvidia_cublas-*.whl x) >&2 || return 1
+    cublas=$(dirname "$(dirname "$(find "$W/cublas-wheel/x" -name cublas_v2.h | head -n 1)")")
+  fi
+  rm -rf "$W/cuda" && cp -a "$root" "$W/cuda" || return 1
+  local lib=$W/cuda/lib64
+  [ -d "$lib" ] || lib=$W/cuda/lib
+  cp "$cublas"/include/cublas*.h "$W/cuda/include/" && cp -a "$cublas"/lib/libcublas* "$lib/" || return 1
+  for f in "$lib"/libcublas*.so.*; do ln -sf "$(basename "$f")" "${f%%.so.*}.so"; done
+  mkdir -p "$lib/stubs"
+  printf 'void %s(void) {}\n' cuDeviceGet cuDeviceGetAttribute cuGetErrorString cuMemAddressFree \
+    cuMemAddressReserve cuMemCreate cuMemGetAllocationGranularity cuMemMap cuMemRelease cuMemSetAccess \
+    cuMemUnmap >"$W/cudastub.c"
+  cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$lib/stubs/libcuda.so" "$W/cudastub.c" || return 1
+  echo "$W/cuda"
+}
+
+# build_ggml CUDA(0|1) ARCH: ggml from the source distribution, installed in $SITE/libggml. One CPU
+# module (ggml's AVX2 default: GGML_NATIVE cannot be combined with loadable backends, and on a GPU
+# machine the CPU does only the host's share).
+build_ggml() {
+  local sdist extra="" root
+  sdist=$(ls "$PREP"/libggml_python-"$VERSION".tar.gz 2>/dev/null | head -n 1)
+  if [ -z "$sdist" ]; then echo "no source distribution in $PREP: run bash tools/gpu_check.sh --prepare first"; return 1; fi
+  # a second run reuses the source and build folders (the archive's old timestamps keep ninja's
+  # outputs current)
+  [ -d "$W/src/libggml_python-$VERSION" ] || { mkdir -p "$W/src" && tar xzf "$sdist" -C "$W/src"; } || return 1
+  if [ "$1" = 1 ]; then
+    root=$(cuda_root) || { echo "no CUDA toolkit with cuBLAS"; return 1; }
+    echo "CUDA toolkit: $root"
+    extra="-DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$2 -DCMAKE_CUDA_COMPILER=$root/bin/nvcc"
+    extra="$extra -DCUDAToolkit_ROOT=$root"
+    [ -f "$root/lib64/stubs/libcuda.so" ] && extra="$extra -DCUDA_cuda_driver_LIBRARY=$root/lib64/stubs/libcuda.so"
+  fi
+  local t0
+  t0=$(date +%s)
+  rm -rf "$SITE/libggml"
+  # shellcheck disable=SC2086
+  cmake -S "$W/src/libggml_python-$VERSION" -B "$W/build-ggml" $GEN -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=OFF \
+    -DGGML_CCACHE=OFF -DCMAKE_INSTALL_PREFIX="$SITE/libggml" $extra >"$W/ggml-configure.log" 2>&1 \
+    || { tail -n 40 "$W/ggml-configure.log"; return 1; }
+  cmake --build "$W/build-ggml" -j "$(nproc)" >"$W/ggml-build.log" 2>&1 || { tail -n 60 "$W/ggml-build.log"; return 1; }
+  cmake --install "$W/build-ggml" >/dev/null || return 1
+  echo "ggml built in $(( $(date +%s) - t0 )) s: $(ls "$SITE"/libggml/lib*/ | tr '\n' ' ')"
+}
+
+# build_engine: the engine against $SITE/libggml for $PY, and the package beside it in $SITE
+build_engine() {
+  local t0
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  cmake -S "$ROOT/engine" -B "$W/build-engine" $GEN -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$SITE/libggml" \
+    -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$(command -v "$PY")" \
+    >"$W/engine-configure.log" 2>&1 || { tail -n 40 "$W/engine-configure.log"; return 1; }
+  cmake --build "$W/build-engine" -j "$(nproc)" >"$W/engine-build.log" 2>&1 || { tail -n 60 "$W/engine-build.log"; return 1; }
+  mkdir -p "$SITE/engine" && rm -f "$SITE"/engine/_engine*.so && cp "$W"/build-engine/_engine*.so "$SITE/engine/" || return 1
+  echo "engine built in $(( $(date +%s) - t0 )) s for $("$PY" -V 2>&1)"
+}
+
+# the package from this checkout with the engine built for it
+install_package() {
+  rm -rf "$SITE/captionist" && cp -r "$ROOT/app/captionist" "$SITE/captionist" && cp "$SITE"/engine/_engine*.so "$SITE/captionist/"
+}
+
+# libggml-cuda's libraries (cuBLAS, the CUDA runtime) where the dynamic loader does not look already:
+# cuBLAS from a pip wheel (see cuda_root) is in a Python package's folder
+cuda_libs() {
+  local lib found path=""
+  for lib in $(ldd "$1" 2>/dev/null | sed -n 's/^\s*\(\S*\) => not found/\1/p'); do
+    found=$(find "$W/cuda/" /usr/local/cuda*/ /usr/local/nvidia /usr/lib /opt \
+      "$("$PY" -c 'import site; print(site.getsitepackages()[0])')" -name "$lib" -print -quit 2>/dev/null)
+    if [ -n "$found" ]; then path="$path:$(dirname "$found")"; else echo "  $lib: not found" >&2; fi
+  done
+  echo "${path#:}"
+}
+
 START=$(date +%s)
 BUDGET=${GPU_CHECK_BUDGET_S:-540}
-W=/tmp/gpu_check
 OUTDIR=${OUT:-$W/out}
 mkdir -p "$W" "$OUTDIR"
 LOG=$OUTDIR/gpu_check.log
@@ -66,7 +172,6 @@ if [ "$MODE" = cuda ]; then
 fi
 
 step "Python packages the image lacks"
-SITE=$W/site
 mkdir -p "$SITE"
 if [ "$MODE" = cuda ] && ls "$PREP"/wheels/*.whl >/dev/null 2>&1; then  # built for the image's Python 3.12
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$W/deps" \
@@ -78,84 +183,134 @@ else
 fi
 
 step "ggml $VERSION from its source distribution"
-SDIST=$(ls "$PREP"/libggml_python-"$VERSION".tar.gz 2>/dev/null | head -n 1)
-if [ -z "$SDIST" ]; then echo "no source distribution in $PREP: run bash tools/gpu_check.sh --prepare first"; exit 1; fi
-rm -rf "$W/src" && mkdir -p "$W/src" && tar xzf "$SDIST" -C "$W/src" || exit 1
-GEN=""
-command -v ninja >/dev/null && GEN="-G Ninja"
-EXTRA=""
-# one CPU module (ggml's AVX2 default: GGML_NATIVE cannot be combined with loadable backends, and on
-# a GPU machine the CPU does only the host's share)
-if [ "$MODE" = cuda ]; then
-  EXTRA="-DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$ARCH"
-  # the toolkit around the nvcc on PATH (CMake's own search misses a toolkit outside /usr/local/cuda)
-  NVCC=$(command -v nvcc || true)
-  [ -n "$NVCC" ] && EXTRA="$EXTRA -DCMAKE_CUDA_COMPILER=$NVCC -DCUDAToolkit_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")"
-fi
-T0=$(date +%s)
-# shellcheck disable=SC2086
-cmake -S "$W/src/libggml_python-$VERSION" -B "$W/build-ggml" $GEN -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=OFF \
-  -DGGML_CCACHE=OFF -DCMAKE_INSTALL_PREFIX="$SITE/libggml" $EXTRA >"$W/ggml-configure.log" 2>&1 \
-  || { tail -n 40 "$W/ggml-configure.log"; exit 1; }
-cmake --build "$W/build-ggml" -j "$(nproc)" >"$W/ggml-build.log" 2>&1 || { tail -n 60 "$W/ggml-build.log"; exit 1; }
-cmake --install "$W/build-ggml" >/dev/null || exit 1
-echo "built in $(( $(date +%s) - T0 )) s: $(ls "$SITE"/libggml/lib*/ | tr '\n' ' ')"
-
+build_ggml "$([ "$MODE" = cuda ] && echo 1 || echo 0)" "${ARCH:-}" || exit 1
+# a libggml without libstdc++ among its libraries carries a static copy (a toolchain without the
+# shared runtime's link file, or LDFLAGS); the engine lists the shared runtime first for that case
+echo "libstdc++ link file: $(c++ -print-file-name=libstdc++.so); LDFLAGS='${LDFLAGS:-}'"
+readelf -d "$SITE"/libggml/lib*/libggml.so | grep -q 'libstdc++' \
+  || echo "note: libggml.so carries a static libstdc++ ($(nm -D --defined-only "$SITE"/libggml/lib*/libggml.so | grep -c ' T _ZNS') C++ runtime symbols exported)"
 step "the engine against it"
-T0=$(date +%s)
-# shellcheck disable=SC2086
-cmake -S "$ROOT/engine" -B "$W/build-engine" $GEN -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$SITE/libggml" \
-  -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$(command -v python3)" \
-  >"$W/engine-configure.log" 2>&1 || { tail -n 40 "$W/engine-configure.log"; exit 1; }
-cmake --build "$W/build-engine" -j "$(nproc)" >"$W/engine-build.log" 2>&1 || { tail -n 60 "$W/engine-build.log"; exit 1; }
-rm -rf "$SITE/captionist" && cp -r "$ROOT/app/captionist" "$SITE/captionist"
-cp "$W"/build-engine/_engine*.so "$SITE/captionist/" || exit 1
-echo "built in $(( $(date +%s) - T0 )) s"
+build_engine || exit 1
+install_package || exit 1
 cd "$ROOT" || exit 1
-python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]" || exit 1
 BACKEND=cpu
 if [ "$MODE" = cuda ]; then
   BACKEND=cuda
+  CUDA_SO=$(find "$SITE/libggml" -name 'libggml-cuda.so' | head -n 1)
+  EXTRA_LIBS=$(cuda_libs "$CUDA_SO")
+  if [ -n "$EXTRA_LIBS" ]; then
+    export LD_LIBRARY_PATH=$EXTRA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  fi
+  ldd "$CUDA_SO" | grep -E 'cublas|cudart|libcuda'
+fi
+python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]" || exit 1
+if [ "$MODE" = cuda ]; then
   python3 -c "from captionist import engine; import sys; sys.exit(not any(d.backend.lower() == 'cuda' for d in engine.compute_devices()))" \
-    || { echo "FAIL: the build lists no CUDA device"; exit 1; }
+    || { echo "FAIL: the build lists no CUDA device (CAPTIONIST_GGML_LOG=1 says why)"; exit 1; }
 fi
 
-step "golden tests on every non-CPU device (tests/engine/test_backends_golden.py)"
-if fits 60 "the golden tests"; then
-  python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/engine/test_backends_golden.py || FAILED=1
-fi
-
-step "hot path per step on every device, tiny reference models (bench/bench_hot_path.py)"
-fits 30 "the tiny hot-path counts" && { python3 bench/bench_hot_path.py --work-dir "$W/tiny" || FAILED=1; }
-
-# full size in the GPU run; mid-size / tiny with --cpu (the same code, seconds instead of minutes)
+# Full size in the GPU run; mid-size / tiny with --cpu (the same code, seconds instead of minutes).
+# The files are written on the CPU (quantized with all but two of its cores) while the device runs
+# the golden tests: Voxtral F16 and Q4_K first (the decoder target), then FastConformer, then
+# Voxtral Q8_0.
 DIMS=full; FC_SIZES=0.6b,120m
 [ "$MODE" = cpu ] && { DIMS=mid; FC_SIZES=tiny; }
 VOX=$W/voxtral; FC=$W/fastconformer
-THREADS=$(( $(nproc) < 8 ? $(nproc) : 8 ))  # for the host's share (mel, copies) and the CPU run
-bench() {  # bench FILE...: ms per step on $BACKEND
-  python3 bench/bench_device_steps.py --backend "$BACKEND" --threads "$THREADS" --json "$OUTDIR/steps-$(basename "$(dirname "$1")")-$(basename "$1" .gguf).json" "$@" \
-    || FAILED=1
-}
-step "Voxtral $DIMS: F16 and Q4_K"
-if fits 150 "writing the Voxtral F16 / Q4_K files"; then
-  python3 bench/make_synthetic_gguf.py --dims "$DIMS" --out "$VOX" --types f16,q4_k --threads "$(nproc)" || FAILED=1
-  fits 40 "the Voxtral step timings" && bench "$VOX/voxtral-synth-$DIMS-q4_k.gguf" "$VOX/voxtral-synth-$DIMS-f16.gguf"
+QTHREADS=$(( $(nproc) > 4 ? $(nproc) - 2 : 2 ))
+step "full-size model files, written in the background ($W/models.log)"
+timeout "$(( $(left) > 120 ? $(left) - 60 : 60 ))" bash -c '
+  set -e
+  python3 bench/make_synthetic_gguf.py --dims "$1" --out "$2" --types f16,q4_k --threads "$5"
+  python3 bench/make_synthetic_fastconformer.py --sizes "$3" --out "$4" --types f16,q8_0,q4_k --threads "$5"
+  python3 bench/make_synthetic_gguf.py --dims "$1" --out "$2" --types q8_0 --threads "$5"
+' models "$DIMS" "$VOX" "$FC_SIZES" "$FC" "$QTHREADS" >"$W/models.log" 2>&1 &
+MODELS=$!
+
+step "golden tests on every non-CPU device (tests/engine/test_backends_golden.py)"
+GOLDEN=0
+if fits 60 "the golden tests"; then
+  python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs --tb=short tests/engine/test_backends_golden.py || GOLDEN=1
 fi
-step "FastConformer $FC_SIZES: F16, Q8_0, Q4_K"
-if fits 120 "writing the FastConformer files"; then
-  python3 bench/make_synthetic_fastconformer.py --sizes "$FC_SIZES" --out "$FC" --types f16,q8_0,q4_k \
-    --threads "$(nproc)" || FAILED=1
-  for size in ${FC_SIZES//,/ }; do
-    fits 30 "FastConformer $size timings" && bench "$FC/fastconformer-$size"/{f16,q8_0,q4_k}.gguf
+[ $GOLDEN = 0 ] || FAILED=1
+
+step "hot path per step on every device, tiny reference models (bench/bench_hot_path.py)"
+fits 30 "the tiny hot-path counts" && { python3 bench/bench_hot_path.py --work-dir "$W/tiny" || FAILED=1; }
+if [ "$MODE" = cuda ] && fits 30 "the split lines"; then
+  step "the ops ggml's scheduler puts on the CPU in a stream on $BACKEND (split lines; none is best)"
+  for f in "$W"/tiny/*.gguf; do
+    CAPTIONIST_GGML_LOG=debug GGML_SCHED_DEBUG=2 python3 - "$f" "$BACKEND" <<'PY' 2>&1 | grep -E '^## SPLIT|\[ *CPU' \
+      | sed -E 's/^node # *[0-9]+ //; s/use=.*//' | sort | uniq -c | sort -rn | head -n 12
+import sys
+
+import numpy as np
+
+from captionist import engine
+
+m = engine.Model(sys.argv[1], backend=sys.argv[2], n_threads=2)
+s = m.stream()
+for _ in range(8):
+    s.feed(np.random.default_rng(0).standard_normal(1280 * 4).astype(np.float32) * 0.1)
+s.finish()
+PY
+    echo "  ($(basename "$f"))"
   done
 fi
-step "Voxtral $DIMS: Q8_0"
-if fits 90 "writing and timing Voxtral Q8_0"; then
-  python3 bench/make_synthetic_gguf.py --dims "$DIMS" --out "$VOX" --types q8_0 --threads "$(nproc)" || FAILED=1
-  bench "$VOX/voxtral-synth-$DIMS-q8_0.gguf"
+
+if [ "$MODE" = cuda ] && fits 40 "the node comparison"; then
+  # where the device parts from the CPU: every node of the first graph computes of a 1 s stream of
+  # each tiny model, on both, with the same attention choice (tools/compare_node_dumps.py)
+  step "the first node where $BACKEND parts from the CPU (tiny models; tools/compare_node_dumps.py)"
+  for f in "$W"/tiny/*.gguf; do
+    name=$(basename "$f" .gguf)
+    for dev in cpu "$BACKEND"; do
+      timeout 60 python3 tools/dump_stream_nodes.py "$f" --backend "$dev" --out "$W/$name.$dev.nodes" --computes 6 \
+        >/dev/null 2>&1 || echo "  dumping $name on $dev failed"
+    done
+    echo "  $name:"
+    timeout 60 python3 tools/compare_node_dumps.py "$W/$name.cpu.nodes" "$W/$name.$BACKEND.nodes" --rows 6 2>&1 \
+      | sed 's/^/    /' | head -n 40
+  done
 fi
+if [ "$MODE" = cuda ] && [ $GOLDEN != 0 ] && fits 100 "ggml's own op tests"; then
+  # ggml's test-backend-ops for the ops the engine's graphs use (output line-buffered: a test cut
+  # off by its time limit still shows what it printed)
+  step "ggml's test-backend-ops on $BACKEND for the engine's ops"
+  S=$W/src/libggml_python-$VERSION/ggml; L=$(dirname "$CUDA_SO")
+  if c++ -O1 -std=c++17 -I"$S/include" -I"$S/src" "$S/tests/test-backend-ops.cpp" -o "$L/test-backend-ops" \
+      -L"$L" -lggml -lggml-base -Wl,-rpath,'$ORIGIN' -lpthread 2>/dev/null; then
+    for op in MUL_MAT:type_a=f32 MUL_MAT:type_a=f16 SOFT_MAX CPY CONT ROPE CONCAT PAD IM2COL CONV_2D_DW SSM_CONV \
+        SCALE ARGMAX NORM RMS_NORM ADD MUL GET_ROWS; do
+      args=(-o "${op%%:*}"); [ "${op#*:}" != "$op" ] && args+=(-p "${op#*:}")
+      printf '  %-20s ' "$op"
+      timeout 8 stdbuf -oL "$L/test-backend-ops" test -b CUDA0 "${args[@]}" 2>&1 \
+        | grep -E 'FAIL|tests passed' | head -n 3 | tr '\n' ' '
+      echo
+    done
+  else
+    echo "  test-backend-ops did not build"
+  fi
+fi
+
+step "waiting for the model files"
+wait "$MODELS" || { echo "writing the model files failed or ran out of time:"; FAILED=1; }
+tail -n 12 "$W/models.log"
+
+THREADS=$(( $(nproc) < 8 ? $(nproc) : 8 ))  # for the host's share (mel, copies) and the CPU run
+bench() {  # bench FILE...: ms per step on $BACKEND (files that were not written are left out)
+  local f files=()
+  for f in "$@"; do [ -f "$f" ] && files+=("$f"); done
+  [ ${#files[@]} -gt 0 ] || { echo "no model files"; FAILED=1; return; }
+  python3 bench/bench_device_steps.py --backend "$BACKEND" --threads "$THREADS" \
+    --json "$OUTDIR/steps-$(basename "$(dirname "${files[0]}")")-$(basename "${files[0]}" .gguf).json" "${files[@]}" \
+    || FAILED=1
+}
+step "Voxtral $DIMS: ms per step"
+fits 40 "the Voxtral timings" && bench "$VOX/voxtral-synth-$DIMS"-{q4_k,f16,q8_0}.gguf
+for size in ${FC_SIZES//,/ }; do
+  step "FastConformer $size: ms per step"
+  fits 25 "FastConformer $size timings" && bench "$FC/fastconformer-$size"/{f16,q8_0,q4_k}.gguf
+done
 
 step "targets"
 python3 - "$OUTDIR" "$DIMS" <<'PY' || FAILED=1
@@ -171,7 +326,9 @@ for r in rows:
     # Voxtral cache view widens every 256 positions until its ring is full)
     ok = r["grows"] == 0
     print(f"{'ok  ' if ok else 'FAIL'} {r['file']}: {r['grows']:.2f} buffer allocations, "
-          f"{r['builds']:.3f} graph builds per step; {r['bytes_in']:.0f} B in, {r['bytes_out']:.0f} B out")
+          f"{r['builds']:.3f} graph builds per step; {r['bytes_in']:.0f} B in, {r['bytes_out']:.0f} B out; "
+          f"{r['splits']:.2f} backend splits per graph"
+          + ("" if r["splits"] <= 1 else " (ops ran on the CPU: see the split lines above)"))
     bad += not ok
     if r["architecture"] == "voxtral_realtime" and "q4_k" in r["file"] and sys.argv[2] == "full":
         ok = r["decoder_ms"] <= 5.0
