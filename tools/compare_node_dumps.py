@@ -34,6 +34,21 @@ MAGIC = b"CNDR"
 
 
 @dataclass(frozen=True)
+class Layout:
+    ggml_type: int
+    shape: tuple[int, int, int, int]
+    strides: tuple[int, int, int, int]  # bytes
+
+    def is_contiguous(self, type_size: int) -> bool:
+        expect = type_size
+        for n, nb in zip(self.shape, self.strides, strict=True):
+            if n > 1 and nb != expect:
+                return False
+            expect *= n
+        return True
+
+
+@dataclass(frozen=True)
 class NodeRecord:
     compute: int
     node: int
@@ -41,9 +56,17 @@ class NodeRecord:
     name: str
     sources: tuple[int, ...]  # the nodes it reads (-1: a weight, input or state tensor)
     source_names: tuple[str, ...]
-    ggml_type: int
-    shape: tuple[int, int, int, int]
+    source_layouts: tuple[Layout, ...]
+    layout: Layout
     values: np.ndarray | None  # float32, or None where the output was not copied
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        return self.layout.shape
+
+    @property
+    def ggml_type(self) -> int:
+        return self.layout.ggml_type
 
 
 class DumpError(ValueError):
@@ -54,6 +77,13 @@ def _string(buf: memoryview, pos: int) -> tuple[str, int]:
     (n,) = struct.unpack_from("<H", buf, pos)
     pos += 2
     return bytes(buf[pos : pos + n]).decode("utf-8", "replace"), pos + n
+
+
+def _layout(buf: memoryview, pos: int) -> tuple[Layout, int]:
+    (ggml_type,) = struct.unpack_from("<i", buf, pos)
+    shape = struct.unpack_from("<4q", buf, pos + 4)
+    strides = struct.unpack_from("<4q", buf, pos + 36)
+    return Layout(ggml_type, shape, strides), pos + 68
 
 
 def read_dump(path: Path) -> list[NodeRecord]:
@@ -70,23 +100,26 @@ def read_dump(path: Path) -> list[NodeRecord]:
             name, pos = _string(data, pos)
             n_src = data[pos]
             pos += 1
-            sources, names = [], []
+            sources, names, layouts = [], [], []
             for _ in range(n_src):
                 (at,) = struct.unpack_from("<i", data, pos)
                 s, pos = _string(data, pos + 4)
+                lay, pos = _layout(data, pos)
                 sources.append(at)
                 names.append(s)
-            (ggml_type,) = struct.unpack_from("<i", data, pos)
-            shape = struct.unpack_from("<4q", data, pos + 4)
-            has = data[pos + 36]
-            (n,) = struct.unpack_from("<Q", data, pos + 37)
-            pos += 45
+                layouts.append(lay)
+            layout, pos = _layout(data, pos)
+            has = data[pos]
+            (n,) = struct.unpack_from("<Q", data, pos + 1)
+            pos += 9
             if pos + 4 * n > len(data):
                 raise DumpError(f"{path}: truncated values of node {name!r}")
             values = np.frombuffer(data, dtype="<f4", count=n, offset=pos).copy() if has else None
             pos += 4 * n
             out.append(
-                NodeRecord(compute, node, op, name, tuple(sources), tuple(names), ggml_type, shape, values)
+                NodeRecord(
+                    compute, node, op, name, tuple(sources), tuple(names), tuple(layouts), layout, values
+                )
             )
     except struct.error as exc:
         raise DumpError(f"{path}: truncated record at byte {pos}") from exc

@@ -17,6 +17,15 @@ void put_u16_string(std::FILE * f, const char * s) {
     std::fwrite(s, 1, len, f);
 }
 
+// type, shape and strides (the strides decide which kernel a backend picks for a copy)
+void put_layout(std::FILE * f, const ggml_tensor * t) {
+    const int32_t type = (int32_t) t->type;
+    std::fwrite(&type, sizeof type, 1, f);
+    std::fwrite(t->ne, sizeof(int64_t), 4, f);
+    const int64_t nb[4] = {(int64_t) t->nb[0], (int64_t) t->nb[1], (int64_t) t->nb[2], (int64_t) t->nb[3]};
+    std::fwrite(nb, sizeof(int64_t), 4, f);
+}
+
 bool is_view(const ggml_tensor * t) {
     return t->op == GGML_OP_VIEW || t->op == GGML_OP_RESHAPE || t->op == GGML_OP_PERMUTE ||
            t->op == GGML_OP_TRANSPOSE || t->op == GGML_OP_NONE;
@@ -104,12 +113,11 @@ void node_dump::write(const ggml_tensor * t) {
         }
         std::fwrite(&at, sizeof at, 1, f_);
         put_u16_string(f_, t->src[i]->name);
+        put_layout(f_, t->src[i]);
     }
     index_[t] = node;
     if (t->view_src) written_[base(t)] = node; // a copy into a view of a cache or state tensor
-    const int32_t type = (int32_t) t->type;
-    std::fwrite(&type, sizeof type, 1, f_);
-    std::fwrite(t->ne, sizeof(int64_t), 4, f_);
+    put_layout(f_, t);
     std::fwrite(&has, 1, 1, f_);
     const uint64_t n = values.size();
     std::fwrite(&n, sizeof n, 1, f_);

@@ -11,9 +11,10 @@
 // Record layout (little-endian): "CNDR", u32 compute, u32 node (its place among the compute's
 // observed nodes), strings (u16 length + bytes) op and name, u8 n_src and per source an i32 (the
 // node it reads, through views, or the last node that wrote into the tensor it views, as a cache
-// write does; -1 for weights, inputs and state) and its name, i32 ggml type,
-// 4 x i64 ne, u8 has_values, u64 n, n x f32. Values are written for F32, F16 and I32 outputs (as
-// f32, in ggml's element order, strided views gathered), else has_values 0.
+// write does; -1 for weights, inputs and state), its name and its layout, then the node's layout,
+// u8 has_values, u64 n, n x f32. A layout is i32 ggml type, 4 x i64 ne, 4 x i64 nb (bytes). Values
+// are written for F32, F16 and I32 outputs (as f32, in ggml's element order, strided views
+// gathered), else has_values 0.
 #pragma once
 
 #include <ggml.h>

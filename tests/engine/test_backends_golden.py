@@ -18,7 +18,7 @@ import pytest
 
 from captionist import engine
 from captionist.engine import DeviceType
-from tools.compare_node_dumps import compare, read_dump
+from tools.compare_node_dumps import NodeRecord, compare, read_dump
 
 from .conftest import MODELS, load_clip, load_expected
 from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
@@ -202,3 +202,45 @@ def test_every_node_agrees_with_the_cpu(
             d = next((d for d in rows if d.sources_agree), rows[0])
             first[c] = (d.record.node, d.record.op, d.record.name, d.record.shape, round(d.diff, 4))
         assert not result.over, (name, device, first)
+
+
+# ggml's element sizes for the types its CUDA copy sends to the transposed kernel (F32, F16, I32, BF16)
+_TYPE_SIZES = {0: 4, 1: 2, 26: 4, 30: 2}
+
+
+def takes_cudas_transposed_copy_into_a_strided_view(r: NodeRecord) -> bool:
+    """ggml 0.20.2's CUDA copy (src/ggml-cuda/cpy.cu, `can_be_transposed`) sends a same-type copy
+    whose source has element-sized row strides to a kernel that writes the destination as if it were
+    contiguous (ggml-org/ggml#1497); with a strided destination the values land in the wrong places."""
+    if r.op != "CPY" or len(r.source_layouts) < 2:
+        return False
+    src, dst = r.source_layouts[0], r.source_layouts[1]
+    size = _TYPE_SIZES.get(src.ggml_type)
+    if size is None or src.ggml_type != dst.ggml_type:
+        return False
+    transposable = (
+        src.strides[1] == size and src.shape[3] == 1 and src.strides[2] == src.shape[0] * src.shape[1] * size
+    )
+    return transposable and not dst.is_contiguous(size)
+
+
+@pytest.mark.parametrize("device", PARAMS)
+def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
+    device: str, gguf_path: Callable[[str, str], Path], fc_f32: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The graphs built for device memory (any GPU backend builds the same ones) never hand ggml's
+    CUDA backend the copy it gets wrong: engine/src/graph_copy.h. Checked here on whatever device
+    the build has, so a machine without CUDA (CI's lavapipe) still proves the workaround holds for
+    every copy of both families' streams, cache writes included."""
+    tool = Path(__file__).resolve().parent.parent.parent / "tools" / "dump_stream_nodes.py"
+    copies = 0
+    for name, model in (("voxtral", gguf_path("tiny_small", "f32")), ("fc", fc_f32("nemotron_tiny_ctx"))):
+        out = tmp_path / f"{name}.nodes"
+        cmd = [sys.executable, str(tool), str(model), "--backend", device.lower(), "--out", str(out)]
+        subprocess.run([*cmd, "--computes", "6"], check=True, timeout=600)
+        records = read_dump(out)
+        bad = [(r.compute, r.node, r.name, r.source_layouts) for r in records
+               if takes_cudas_transposed_copy_into_a_strided_view(r)]
+        assert not bad, (name, bad[:3])
+        copies += sum(1 for r in records if r.op == "CPY")
+    assert copies > 20, copies  # the cache writes were there to check
