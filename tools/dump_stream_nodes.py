@@ -41,6 +41,40 @@ s.finish()
 """
 
 
+def dump_stream(
+    model: Path,
+    out: Path,
+    backend: str = "cpu",
+    computes: int = 4,
+    audio: Path = CLIP,
+    seconds: float = 1.0,
+    piece: int = 1280,
+    flash: str = "0",
+    kv_type: str = "f32",
+    timeout: float | None = None,
+) -> int:
+    """Runs the stream in a child process with the dump settings; its exit status (1 when it wrote
+    no dump). subprocess.TimeoutExpired past `timeout` seconds."""
+    env = {
+        **os.environ,
+        "CAPTIONIST_DUMP_NODES": str(out),
+        "CAPTIONIST_DUMP_COMPUTES": str(computes),
+        "CAPTIONIST_FLASH_ATTN": flash,
+        "CAPTIONIST_KV_TYPE": kv_type,
+        # the nodes in the order the graph has them: ggml's Vulkan backend otherwise regroups
+        # independent nodes, and products of one shape would be paired crosswise
+        "GGML_VK_DISABLE_GRAPH_OPTIMIZE": "1",
+        "GGML_CUDA_GRAPH_OPT": "0",
+    }
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, "-c", CHILD, str(model), backend, str(audio), str(seconds), str(piece)]
+    rc = subprocess.run(cmd, env=env, timeout=timeout).returncode
+    if rc == 0 and not out.is_file():
+        print(f"error: the engine wrote no dump to {out} (cannot create it?)", file=sys.stderr)
+        return 1
+    return rc
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path, help="a GGUF model file (Voxtral or FastConformer)")
@@ -55,25 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.computes < 1 or args.piece < 1 or args.seconds <= 0:
         ap.error("--computes, --piece and --seconds must be positive")
-    env = {
-        **os.environ,
-        "CAPTIONIST_DUMP_NODES": str(args.out),
-        "CAPTIONIST_DUMP_COMPUTES": str(args.computes),
-        "CAPTIONIST_FLASH_ATTN": args.flash,
-        "CAPTIONIST_KV_TYPE": args.kv_type,
-        # the nodes in the order the graph has them: ggml's Vulkan backend otherwise regroups
-        # independent nodes, and products of one shape would be paired crosswise
-        "GGML_VK_DISABLE_GRAPH_OPTIMIZE": "1",
-        "GGML_CUDA_GRAPH_OPT": "0",
-    }
-    args.out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-c", CHILD, str(args.model), args.backend, str(args.audio), str(args.seconds),
-           str(args.piece)]
-    rc = subprocess.run(cmd, env=env).returncode
-    if rc == 0 and not args.out.is_file():
-        print(f"error: the engine wrote no dump to {args.out} (cannot create it?)", file=sys.stderr)
-        return 1
-    return rc
+    return dump_stream(
+        args.model, args.out, args.backend, args.computes, args.audio, args.seconds, args.piece, args.flash,
+        args.kv_type,
+    )
 
 
 if __name__ == "__main__":

@@ -53,10 +53,6 @@ public:
     int64_t n_builds() const { return n_builds_; }       // begin() calls
     int64_t n_computes() const { return n_computes_; }   // compute() calls
     int64_t n_buffer_grows() const;                       // compute buffers (re)allocated so far
-    // splits summed over compute() calls: one per run of nodes on one backend, so a graph that
-    // stays on its device counts 1 and every op that falls back to the CPU adds a split (and the
-    // copies between the two that bytes_in / bytes_out do not count)
-    int64_t n_splits() const { return n_splits_; }
     // All of the above under the names streams report them in timings(): n_threads,
     // n_graph_builds, n_graph_computes, n_buffer_grows, n_bytes_in, n_bytes_out, n_graph_splits.
     void add_counters(std::map<std::string, double> & out) const;
@@ -78,6 +74,9 @@ private:
     int n_threads_ = 1;
     int64_t n_builds_ = 0;
     int64_t n_computes_ = 0;
+    // splits summed over compute() calls: one per run of nodes on one backend, so a graph that
+    // stays on its device counts 1 and every op that falls back to the CPU adds a split (and the
+    // copies between the two that bytes_in / bytes_out do not count)
     int64_t n_splits_ = 0;
     int64_t n_bytes_in_ = 0;
     int64_t n_bytes_out_ = 0;

@@ -8,8 +8,6 @@ CAPTIONIST_VULKAN_REQUIRED=1 (set by .ci/run) turns "no Vulkan device" into a fa
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from captionist import engine
 from captionist.engine import DeviceType
 from tools.compare_node_dumps import NodeRecord, compare, read_dump
+from tools.dump_stream_nodes import dump_stream
 
 from .conftest import MODELS, load_clip, load_expected
 from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
@@ -176,24 +175,39 @@ def test_encoder_outputs_match_the_cpu(device: str, fc_f32: Callable[[str], Path
             assert np.abs(cpu - dev_out).max() <= F16_TOL * np.abs(cpu).max(), (model, lat)
 
 
+@pytest.fixture(scope="module")
+def node_dumps(
+    gguf_path: Callable[[str, str], Path],
+    fc_f32: Callable[[str], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[str, str], list[NodeRecord]]:
+    """node_dumps(family, backend) -> the nodes of the first six graph computes of a 1 s stream of
+    that family's tiny model (tools/dump_stream_nodes.py), made once per backend for the tests below."""
+    root = tmp_path_factory.mktemp("nodes")
+    models = {"voxtral": lambda: gguf_path("tiny_small", "f32"), "fc": lambda: fc_f32("nemotron_tiny_ctx")}
+    made: dict[tuple[str, str], list[NodeRecord]] = {}
+
+    def get(family: str, backend: str) -> list[NodeRecord]:
+        if (family, backend) not in made:
+            out = root / f"{family}.{backend}.nodes"
+            assert dump_stream(models[family](), out, backend, computes=6, timeout=600) == 0
+            made[(family, backend)] = read_dump(out)
+        return made[(family, backend)]
+
+    return get
+
+
 @pytest.mark.parametrize("device", PARAMS)
 def test_every_node_agrees_with_the_cpu(
-    device: str, gguf_path: Callable[[str, str], Path], fc_f32: Callable[[str], Path], tmp_path: Path
+    device: str, node_dumps: Callable[[str, str], list[NodeRecord]]
 ) -> None:
     """Node by node (tools/dump_stream_nodes.py, compare_node_dumps.py): the first six graph computes
     of a 1 s stream of each family on the device against the CPU, with the same attention choice.
     A failure names the op where the backend goes wrong (on CUDA it would have named the copy into
     the value cache that ggml's transposed-copy bug garbled: engine/src/graph_copy.h). Measured on
     lavapipe: every node within 2.6e-3 of its magnitude."""
-    tool = Path(__file__).resolve().parent.parent.parent / "tools" / "dump_stream_nodes.py"
-    for name, model in (("voxtral", gguf_path("tiny_small", "f32")), ("fc", fc_f32("nemotron_tiny_ctx"))):
-        dumps = []
-        for backend in ("cpu", device.lower()):
-            out = tmp_path / f"{name}.{backend}.nodes"
-            cmd = [sys.executable, str(tool), str(model), "--backend", backend, "--out", str(out)]
-            subprocess.run([*cmd, "--computes", "6"], check=True, timeout=600)
-            dumps.append(read_dump(out))
-        result = compare(dumps[0], dumps[1], F16_TOL * 2)
+    for name in ("voxtral", "fc"):
+        result = compare(node_dumps(name, "cpu"), node_dumps(name, device.lower()), F16_TOL * 2)
         assert sum(result.unmatched.values()) == 0, (name, result.unmatched)
         assert result.matched > 200, (name, result.matched)
         # on failure: per compute, the first node whose inputs agree and output does not
@@ -226,19 +240,15 @@ def takes_cudas_transposed_copy_into_a_strided_view(r: NodeRecord) -> bool:
 
 @pytest.mark.parametrize("device", PARAMS)
 def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
-    device: str, gguf_path: Callable[[str, str], Path], fc_f32: Callable[[str], Path], tmp_path: Path
+    device: str, node_dumps: Callable[[str, str], list[NodeRecord]]
 ) -> None:
     """The graphs built for device memory (any GPU backend builds the same ones) never hand ggml's
     CUDA backend the copy it gets wrong: engine/src/graph_copy.h. Checked here on whatever device
     the build has, so a machine without CUDA (CI's lavapipe) still proves the workaround holds for
     every copy of both families' streams, cache writes included."""
-    tool = Path(__file__).resolve().parent.parent.parent / "tools" / "dump_stream_nodes.py"
     copies = 0
-    for name, model in (("voxtral", gguf_path("tiny_small", "f32")), ("fc", fc_f32("nemotron_tiny_ctx"))):
-        out = tmp_path / f"{name}.nodes"
-        cmd = [sys.executable, str(tool), str(model), "--backend", device.lower(), "--out", str(out)]
-        subprocess.run([*cmd, "--computes", "6"], check=True, timeout=600)
-        records = read_dump(out)
+    for name in ("voxtral", "fc"):
+        records = node_dumps(name, device.lower())
         bad = [(r.compute, r.node, r.name, r.source_layouts) for r in records
                if takes_cudas_transposed_copy_into_a_strided_view(r)]
         assert not bad, (name, bad[:3])

@@ -5,16 +5,13 @@ must be found where it enters the graph, the first cache write."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tools.compare_node_dumps import DumpError, compare, main, read_dump
-
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tools.dump_stream_nodes import dump_stream
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +24,7 @@ def dump(
 
     def run(name: str, computes: int = 3, kv_type: str = "f32") -> Path:
         out = root / f"{name}.nodes"
-        cmd = [sys.executable, str(ROOT / "tools" / "dump_stream_nodes.py"), str(model), "--backend", "cpu",
-               "--out", str(out), "--computes", str(computes), "--kv-type", kv_type]
-        subprocess.run(cmd, check=True, timeout=120)
+        assert dump_stream(model, out, "cpu", computes=computes, kv_type=kv_type, timeout=120) == 0
         return out
 
     return run
