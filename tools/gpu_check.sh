@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 13's GPU proof in one command on a machine with an NVIDIA GPU and CUDA's compiler but no
 # package registry (the device tool's machines): ggml from the pinned libggml-python source
-# distribution with CUDA, the engine against it, the golden tests on the CUDA device (with, for
-# finding a failure's cause in the same run, the first node where the GPU parts from the CPU and
-# ggml's own op tests), and milliseconds per stream step (F16, Q8_0, Q4_K; both families, full
+# distribution with CUDA, the engine against it, the golden tests on the CUDA device (their node
+# by node comparison names the first op where the GPU parts from the CPU; ggml's own op tests run
+# too when they fail), and milliseconds per stream step (F16, Q8_0, Q4_K; both families, full
 # size, random weights) with graph builds, buffer growth, splits and host<->device bytes per step.
 # Budget on the H200 (2026-12-04): 34 s to start the machine and send the tree, 226 s for ggml's
 # CUDA build, 12 s for the engine; the rest fits in a 600 s call.
@@ -257,21 +257,6 @@ PY
   done
 fi
 
-if [ "$MODE" = cuda ] && fits 40 "the node comparison"; then
-  # where the device parts from the CPU: every node of the first graph computes of a 1 s stream of
-  # each tiny model, on both, with the same attention choice (tools/compare_node_dumps.py)
-  step "the first node where $BACKEND parts from the CPU (tiny models; tools/compare_node_dumps.py)"
-  for f in "$W"/tiny/*.gguf; do
-    name=$(basename "$f" .gguf)
-    for dev in cpu "$BACKEND"; do
-      timeout 60 python3 tools/dump_stream_nodes.py "$f" --backend "$dev" --out "$W/$name.$dev.nodes" --computes 6 \
-        >/dev/null 2>&1 || echo "  dumping $name on $dev failed"
-    done
-    echo "  $name:"
-    timeout 60 python3 tools/compare_node_dumps.py "$W/$name.cpu.nodes" "$W/$name.$BACKEND.nodes" --rows 6 2>&1 \
-      | sed 's/^/    /' | head -n 40
-  done
-fi
 if [ "$MODE" = cuda ] && [ $GOLDEN != 0 ] && fits 100 "ggml's own op tests"; then
   # ggml's test-backend-ops for the ops the engine's graphs use (output line-buffered: a test cut
   # off by its time limit still shows what it printed)
