@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from speechlike import SpeechLike
-from vs_tcpp_job import SAMPLE_RATE, Job, run_child
+from vs_tcpp_job import SAMPLE_RATE, Job, ours_env, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
@@ -53,10 +53,6 @@ class Case:
     feed_ms: int
 
 
-def _ours_env() -> dict[str, str]:
-    return {"PYTHONPATH": str(ROOT / "app") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
 def make_models(out: Path, models: list[str], kinds: list[str]) -> dict[tuple[str, str], tuple[Path, Path]]:
     """(ours, theirs) GGUF per (model, kind), made in ``out``."""
     script = (
@@ -73,7 +69,7 @@ def make_models(out: Path, models: list[str], kinds: list[str]) -> dict[tuple[st
             theirs = out / f"{model}.{kind}.tcpp-ids.gguf"
             src = REFERENCE / model / "hf"
             args = [sys.executable, "-c", script, str(src), str(ours), kind, str(out / f"{model}.f32.gguf")]
-            subprocess.run(args, check=True, env={**os.environ, **_ours_env()})
+            subprocess.run(args, check=True, env={**os.environ, **ours_env(ROOT)})
             subprocess.run(
                 [sys.executable, str(EXPORTER), str(ours), str(theirs), "--id-vocab"],
                 check=True,
@@ -133,7 +129,7 @@ def run_case(case: Case, files: tuple[Path, Path], clip: Path, python: str, kv_t
         record_steps=case.mode == "stream",
         their_kv_type=kv_type,
     )
-    ours = run_child(sys.executable, HERE / "vs_tcpp_ours.py", _with(job, files[0]), _ours_env(), 600)
+    ours = run_child(sys.executable, HERE / "vs_tcpp_ours.py", _with(job, files[0]), ours_env(ROOT), 600)
     theirs = run_child(python, HERE / "vs_tcpp_theirs.py", _with(job, files[1]), {}, 600)
     a, b = ours["ids"], theirs["ids"]
     row: dict[str, Any] = {**case.__dict__, "n_ours": len(a), "n_theirs": len(b)}

@@ -13,7 +13,7 @@ tensor bytes (quantized ones copied, not requantized) in transcribe.cpp's layout
 spelling token ids so the two outputs can be compared id by id.
 
 Per cell (type x threads x mode) each engine runs in a fresh child process (vs_tcpp_ours.py under this
-Python with PYTHONPATH=app, vs_tcpp_theirs.py under the venv; the protocol is vs_tcpp_job.py), with the
+Python, vs_tcpp_theirs.py under the venv; the protocol is vs_tcpp_job.py), with the
 same thread count and the same ``--seconds`` of bench/speechlike.py audio (seed 1). The child loads
 the model (timed), warms up on the first ``--warmup-s`` of the clip (a whole throw-away stream, or
 one offline run on that audio), reads the load average and then times:
@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from quiet_load import wait_quiet
 from speechlike import SpeechLike
-from vs_tcpp_job import SAMPLE_RATE, TOKEN_MS, Job, run_child
+from vs_tcpp_job import SAMPLE_RATE, TOKEN_MS, Job, ours_env, run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
@@ -96,7 +96,7 @@ def model_paths(model_dir: Path, dims: str, types: list[str]) -> list[Path]:
 
 
 def make_missing(model_dir: Path, dims: str, types: list[str]) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "app")}
+    env = {**os.environ, **ours_env(ROOT)}
     cmd = [
         sys.executable,
         str(HERE / "make_synthetic_gguf.py"),
@@ -166,11 +166,10 @@ def run_cell(
         their_kv_type=args.their_kv_type,
         stop_at_eos=True,
     )
-    ours_env = {"PYTHONPATH": str(ROOT / "app") + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
     def ours(variant: str | None) -> dict[str, Any]:
         j = Job(**{**asdict(job), "model": str(ours_path)})
-        env = {**ours_env, **child_env(threads, variant)}
+        env = {**ours_env(ROOT), **child_env(threads, variant)}
         return best(lambda: run_child(sys.executable, HERE / "vs_tcpp_ours.py", j, env, args.timeout))
 
     def theirs() -> dict[str, Any]:

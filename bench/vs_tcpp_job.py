@@ -1,8 +1,8 @@
 """One measured run of one engine in its own process: the job both engines' children execute.
 
 The bench against transcribe.cpp (bench_vs_transcribe_cpp.py) and its agreement check
-(agree_vs_transcribe_cpp.py) start every run as a fresh child process: ours under this Python with
-``PYTHONPATH=app`` (vs_tcpp_ours.py), transcribe.cpp under its own virtual environment
+(agree_vs_transcribe_cpp.py) start every run as a fresh child process: ours under this Python
+(vs_tcpp_ours.py; see ``ours_env``), transcribe.cpp under its own virtual environment
 (vs_tcpp_theirs.py). Both children get the same ``Job`` (JSON on argv), do the same steps and print
 one ``Result`` as the last line of stdout:
 
@@ -39,6 +39,17 @@ import numpy as np
 SAMPLE_RATE = 16000
 TOKEN_MS = 80
 _ID = re.compile(r"\[(\d+)\]")
+
+
+def ours_env(root: Path) -> dict[str, str]:
+    """Environment for our child: ``PYTHONPATH=app`` when the source tree holds a compiled engine
+    (an in-place build), else nothing, so the installed package (``pip install .``) is the one run.
+    The source tree alone cannot import the engine, and shadowing the installed package with it
+    fails every run."""
+    app = root / "app"
+    if not any((app / "captionist").glob("_engine*")):
+        return {}
+    return {"PYTHONPATH": str(app) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @dataclass(frozen=True)
