@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from quiet_load import load1, wait_quiet  # noqa: E402
 
-TYPES = {"f32": 0, "f16": 1, "q8_0": 8}
+TYPES = {"f32": 0, "f16": 1, "q8_0": 8, "q4_k": 12}
 DECODER = (3072, 9216)
 ENCODER = (1280, 5120)
 
@@ -151,7 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-wait", type=float, default=60.0)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "captionist-bench" / "probe")
     ap.add_argument("--split", action="store_true", help="ours only: an encoder product's read vs arithmetic")
+    ap.add_argument(
+        "--repack", action="store_true", help="weights in the repacking buffer, as a load puts them"
+    )
     args = ap.parse_args(argv)
+    if args.repack:
+        os.environ["PROBE_REPACK"] = "1"  # read by the probe (inherited through run_probe's environment)
     if args.split:
         b = ours()
         print(f"ggml: ours {ggml_version(b)}; load average {load1():.2f}", flush=True)

@@ -40,8 +40,25 @@ int main(int argc, char ** argv) {
     ggml_context * wctx = ggml_init({overhead, nullptr, true});
     std::vector<ggml_tensor *> W(L);
     for (auto & w : W) w = ggml_new_tensor_2d(wctx, type, K, M);
-    ggml_tensor * X = ggml_new_tensor_2d(wctx, GGML_TYPE_F32, K, n);
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(wctx, be);
+    // PROBE_REPACK=1: the weights in the CPU backend's repacking buffer (what a model load uses, so
+    // Q4_K takes ggml's interleaved kernels); the input stays in ordinary memory
+    ggml_backend_buffer_type_t wbuft = ggml_backend_get_default_buffer_type(be);
+    const char * repack = std::getenv("PROBE_REPACK");
+    if (repack && std::atoi(repack) != 0) {
+        auto get_extra = (ggml_backend_dev_get_extra_bufts_t) ggml_backend_reg_get_proc_address(
+            reg, "ggml_backend_dev_get_extra_bufts");
+        ggml_backend_buffer_type_t * extra = get_extra ? get_extra(dev) : nullptr;
+        if (!extra || !*extra) {
+            std::fprintf(stderr, "no repacking buffer in %s\n", argv[1]);
+            return 1;
+        }
+        wbuft = extra[0];
+    }
+    ggml_context * xctx = ggml_init({ggml_tensor_overhead() * 2, nullptr, true});
+    ggml_tensor * X = ggml_new_tensor_2d(xctx, GGML_TYPE_F32, K, n);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, wbuft);
+    ggml_backend_buffer_t xbuf = ggml_backend_alloc_ctx_tensors(xctx, be);
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.f, 0.05f);
     std::vector<float> f((size_t) K * M);
@@ -74,6 +91,8 @@ int main(int argc, char ** argv) {
     ggml_gallocr_free(galloc);
     ggml_free(gctx);
     ggml_backend_buffer_free(buf);
+    ggml_backend_buffer_free(xbuf);
+    ggml_free(xctx);
     ggml_free(wctx);
     ggml_backend_free(be);
     return 0;
