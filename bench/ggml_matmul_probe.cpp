@@ -4,7 +4,8 @@
 //
 //   ggml_matmul_probe LIBDIR K M n TYPE THREADS [L] [SECONDS]
 //
-// TYPE is a ggml_type number (0 F32, 1 F16, 8 Q8_0). Prints one line of key=value pairs.
+// TYPE is a ggml_type number (0 F32, 1 F16, 8 Q8_0, 12 Q4_K). PROBE_REPACK=1 in the environment
+// puts the weights in the repacking buffer. Prints one line of key=value pairs.
 #include <ggml-alloc.h>
 #include <ggml-backend.h>
 #include <ggml.h>
