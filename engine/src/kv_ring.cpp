@@ -135,6 +135,43 @@ bool kv_ring::move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos
     return true;
 }
 
+kv_ring::shape kv_ring::slot_shape(bool value, int n) const {
+    const int64_t row = (int64_t) head_dim_ * n_head_kv_;
+    return value && !value_rows_ ? shape{n, row} : shape{row, n};
+}
+
+ggml_tensor * kv_ring::slot_view(ggml_context * ctx, int il, bool value, int64_t pos0, int n) const {
+    const int64_t slot = pos0 % capacity_;
+    if (n <= 0 || slot + n > capacity_) throw std::logic_error("kv_ring: the slots of a saved range must not wrap");
+    ggml_tensor * t = value ? v_[il] : k_[il];
+    const shape s = slot_shape(value, n);
+    const bool transposed = value && !value_rows_;
+    return ggml_view_2d(ctx, t, s.ne0, s.ne1, t->nb[1], (size_t) slot * (transposed ? ggml_element_size(t) : t->nb[1]));
+}
+
+void kv_ring::save_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
+                         const std::vector<ggml_tensor *> & v) const {
+    for (int il = 0; il < n_layer_; ++il) {
+        const int n = (int) k[(size_t) il]->ne[1];
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, slot_view(ctx, il, false, pos0, n), k[(size_t) il]));
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, slot_view(ctx, il, true, pos0, n), v[(size_t) il]));
+    }
+}
+
+void kv_ring::restore_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
+                            const std::vector<ggml_tensor *> & v) const {
+    for (int il = 0; il < n_layer_; ++il) {
+        const int n = (int) k[(size_t) il]->ne[1];
+        for (int64_t p = pos0; p < pos0 + n; ++p) {
+            if (slot_pos_[(size_t) (p % capacity_)] != p) {
+                throw std::logic_error("kv_ring::restore_slots: claim() the positions first");
+            }
+        }
+        ggml_build_forward_expand(gf, copy_into_view(ctx, k[(size_t) il], slot_view(ctx, il, false, pos0, n)));
+        ggml_build_forward_expand(gf, copy_into_view(ctx, v[(size_t) il], slot_view(ctx, il, true, pos0, n)));
+    }
+}
+
 ggml_tensor * kv_ring::keys(ggml_context * ctx, int il, int n_kv) const {
     ggml_tensor * k = k_[il];
     ggml_tensor * v3 = ggml_view_3d(ctx, k, head_dim_, n_head_kv_, n_kv, ggml_row_size(k->type, head_dim_), k->nb[1], 0);

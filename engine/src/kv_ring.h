@@ -60,6 +60,19 @@ public:
     // Re-points the views store() wrote for a batch (one that did not wrap) to the slots of the
     // batch of `n` at `pos0`; false when either batch wraps (then the graph must be rebuilt).
     bool move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const;
+    // Copies of the slots of positions pos0..pos0+n-1 (which must not wrap), one key and one value
+    // tensor per layer in the cache's own type and layout (slot_shape()): save_slots() copies them
+    // out, restore_slots() back in after claim(pos0, n), bit for bit.
+    struct shape {
+        int64_t ne0, ne1;
+    };
+    shape slot_shape(bool value, int n) const;
+    void save_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
+                    const std::vector<ggml_tensor *> & v) const;
+    void restore_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
+                       const std::vector<ggml_tensor *> & v) const;
+    int n_layer() const { return n_layer_; }
+
     ggml_tensor * keys(ggml_context * ctx, int il, int n_kv) const;   // [head_dim, n_kv, n_head_kv]
     // value_rows(): [head_dim, n_kv, n_head_kv]; else [n_kv, head_dim, n_head_kv]
     ggml_tensor * values(ggml_context * ctx, int il, int n_kv) const;
@@ -67,6 +80,9 @@ public:
     size_t bytes() const;
 
 private:
+    // the slots of positions pos0.. of one layer's keys or values, shaped as slot_shape()
+    ggml_tensor * slot_view(ggml_context * ctx, int il, bool value, int64_t pos0, int n) const;
+
     int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0;
     bool value_rows_ = false;
     ggml_type type_ = GGML_TYPE_F32;

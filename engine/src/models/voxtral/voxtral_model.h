@@ -6,12 +6,13 @@
 //   -> projector (4 frames -> 1 audio embedding) -> Ministral decoder with additive audio fusion at
 //   every position, a delay-conditioned scale on the FFN input, GQA, sliding window, tied head.
 //
-// A model is loaded once and never modified afterwards: any number of streams on any threads may
-// share it. Per-stream state (caches, backends, schedulers) lives in stream.h.
+// A model is loaded once and never modified afterwards (but for the silent start its first stream
+// saves for the others, under a lock): any number of streams on any threads may share it. Per-stream state (caches, backends, schedulers) lives in stream.h.
 #pragma once
 
 #include "model_base.h"
 #include "tekken_vocab.h"
+#include "voxtral_silence.h"
 
 #include <ggml-backend.h>
 #include <ggml.h>
@@ -120,6 +121,7 @@ struct voxtral_model : public model_base {
     std::vector<float> window;      // host F32 [n_fft]                                     audio.window
     ggml_type kv_type = GGML_TYPE_F32; // F32 for F32 models (exactness), F16 otherwise (choose_attention)
     bool flash_attn = false;           // attention through ggml_flash_attn_ext (non-CPU backends)
+    mutable silence_cache silence;     // every stream's silent start, saved by the first (voxtral_silence.h)
 
     std::string token_bytes(int32_t id) const override { return voc.token_bytes(id); }
     bool is_control(int32_t id) const override { return voc.is_control(id); }

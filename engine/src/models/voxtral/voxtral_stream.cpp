@@ -69,6 +69,8 @@ voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const str
     dev_.alloc(runner_.weights_buft());
     reuse_graphs_ = !env_flag("CAPTIONIST_NO_GRAPH_REUSE");
     speculate_ = !env_flag("CAPTIONIST_NO_SPECULATION");
+    reuse_silence_ = !env_flag("CAPTIONIST_NO_SILENCE_CACHE");
+    n_silent_ = silent_tokens(hp);
     delay_ = 0;
     restart(delay);
 }
@@ -97,7 +99,9 @@ std::map<std::string, double> voxtral_stream::timings() const {
                                          {"n_decoder_calls", (double) t.n_decoder_calls},
                                          {"n_decoder_positions", (double) t.n_decoder_positions},
                                          {"n_draft_positions", (double) t.n_draft_positions},
-                                         {"n_draft_accepted", (double) t.n_draft_accepted}};
+                                         {"n_draft_accepted", (double) t.n_draft_accepted},
+                                         {"n_silence_tokens_restored", (double) t.n_silence_tokens_restored},
+                                         {"n_silence_positions_restored", (double) t.n_silence_positions_restored}};
     runner_.add_counters(out);
     return out;
 }
@@ -139,6 +143,84 @@ void voxtral_stream::restart(int num_delay_tokens) {
     timings_ = voxtral_timings();
     text_.clear();
     broken_ = false;
+    if (silence_reusable()) restore_encoder_silence();
+}
+
+bool voxtral_stream::silence_reusable() const {
+    return reuse_silence_ && !opts_.capture && n_silent_ > 0;
+}
+
+// The silent tokens' encoder cache slots, audio embeddings and conv-stem state, as the model's first
+// stream left them (nothing when none has yet).
+void voxtral_stream::restore_encoder_silence() {
+    const std::shared_ptr<const encoder_silence> s = m_->silence.encoder();
+    if (!s) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    enc_ring_.claim(0, s->slots.n_positions);
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    enc_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+    ggml_tensor * dst = dstate_.audio_embeds; // the silent tokens' slots are 0.. (embed_slot)
+    ggml_tensor * slots = ggml_view_2d(ctx, dst, dst->ne[0], s->n_tokens, dst->nb[1], 0);
+    ggml_build_forward_expand(gf, ggml_cpy(ctx, s->embeds, slots));
+    runner_.alloc(gf);
+    runner_.compute(gf);
+    mel_next_ = (int64_t) s->n_tokens * m_->hp.mel_frames_per_token;
+    mel_prev_ = s->mel_prev;
+    conv1_prev_ = s->conv1_prev;
+    enc_pos_ = s->slots.n_positions;
+    n_audio_ = s->n_tokens;
+    timings_.audio_ms += ms_since(t0);
+    timings_.n_silence_tokens_restored += s->n_tokens;
+}
+
+// Called right after the batch of the silent tokens (tokens 0..n_silent_-1, alone in their batch).
+void voxtral_stream::save_encoder_silence() {
+    if (m_->silence.encoder()) return;
+    const int n_positions = n_silent_ * (int) m_->hp.downsample_factor;
+    auto s = std::make_shared<encoder_silence>(enc_ring_, runner_.weights_buft(), n_positions, n_silent_,
+                                               (int64_t) m_->hp.dec_n_embd);
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    enc_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+    ggml_tensor * src = dstate_.audio_embeds;
+    ggml_tensor * slots = ggml_view_2d(ctx, src, src->ne[0], n_silent_, src->nb[1], 0);
+    ggml_build_forward_expand(gf, ggml_cpy(ctx, slots, s->embeds));
+    runner_.alloc(gf);
+    runner_.compute(gf);
+    s->mel_prev = mel_prev_;
+    s->conv1_prev = conv1_prev_;
+    m_->silence.put(std::move(s));
+}
+
+// The decoder cache's positions 0..n-1 at this delay (they read the silent tokens only), as the
+// first stream at this delay left them; false when none has.
+bool voxtral_stream::restore_decoder_silence(int n) {
+    if (!silence_reusable()) return false;
+    const std::shared_ptr<const decoder_silence> s = m_->silence.decoder(delay_);
+    if (!s || s->slots.n_positions != n) return false;
+    const auto t0 = std::chrono::steady_clock::now();
+    dec_ring_.claim(0, n);
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    dec_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+    runner_.alloc(gf);
+    runner_.compute(gf);
+    dec_pos_ = n;
+    timings_.decoder_ms += ms_since(t0);
+    timings_.n_silence_positions_restored += n;
+    return true;
+}
+
+void voxtral_stream::save_decoder_silence(int n) {
+    if (!silence_reusable() || m_->silence.decoder(delay_)) return;
+    auto s = std::make_shared<decoder_silence>(dec_ring_, runner_.weights_buft(), n, delay_);
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    dec_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+    runner_.alloc(gf);
+    runner_.compute(gf);
+    m_->silence.put(std::move(s));
 }
 
 void voxtral_stream::compute_ada_scales() {
@@ -272,6 +354,7 @@ void voxtral_stream::run_audio_batches() {
         if (k_avail == 0) break;
         int k = std::min(k_avail, max_batch_tokens_);
         const int64_t a0 = n_audio_;
+        if (a0 < n_silent_) k = std::min<int>(k, n_silent_ - (int) a0); // the silent tokens: a batch of their own
         if (!ended_) { // never overwrite an embedding the decoder has yet to read
             const int64_t limit = std::max(n_left, embeds_base_) + EMBED_SLOTS;
             k = (int) std::min<int64_t>(k, limit - a0);
@@ -348,6 +431,7 @@ void voxtral_stream::run_audio_batches() {
         timings_.audio_ms += ms_since(t0);
         timings_.n_audio_batches += 1;
         timings_.n_audio_tokens += k;
+        if (a0 == 0 && k == n_silent_ && silence_reusable()) save_encoder_silence();
     }
 }
 
@@ -363,7 +447,13 @@ void voxtral_stream::prefill(stream_result & out) {
     const tekken_vocab & voc = m_->voc;
     std::vector<int32_t> prompt((size_t) prompt_len_, voc.streaming_pad_id);
     prompt[0] = voc.bos_id;
-    decode_positions(0, prompt_len_, prompt, out);
+    // the positions that read only silent tokens: a batch of their own, or copied (voxtral_silence.h)
+    const int n0 = std::min(n_silent_, prompt_len_ - 1);
+    if (n0 > 0 && !restore_decoder_silence(n0)) {
+        run_positions(0, n0, std::vector<int32_t>(prompt.begin(), prompt.begin() + n0), false);
+        save_decoder_silence(n0);
+    }
+    decode_positions(n0, prompt_len_ - n0, std::vector<int32_t>(prompt.begin() + n0, prompt.end()), out);
 }
 
 // Positions are limited (RoPE, max_position). Before reaching the limit, at a pause if one comes,

@@ -16,7 +16,9 @@
 // of 256 slots until the ring is full) and recomputed with its cache writes re-pointed; a step sends
 // the token id, the embedding slot, the position and the changed mask entries, and reads back one
 // token id. The audio batch graph (conv stem + encoder + projector) is kept the same way for the
-// last batch size. CAPTIONIST_NO_GRAPH_REUSE=1 rebuilds them every time (same numbers).
+// last batch size. CAPTIONIST_NO_GRAPH_REUSE=1 rebuilds them every time (same numbers). The silent
+// start (the left padding's audio tokens and the prompt positions that read only them) is copied
+// from the model once its first stream has computed it (voxtral_silence.h).
 #pragma once
 
 #include "graph_runner.h"
@@ -50,6 +52,8 @@ struct voxtral_timings {
     int64_t n_decoder_positions = 0;
     int64_t n_draft_positions = 0; // guessed positions verified (speculative decoding)
     int64_t n_draft_accepted = 0;  // of which taken
+    int64_t n_silence_tokens_restored = 0;    // silent audio tokens copied from the model (voxtral_silence.h)
+    int64_t n_silence_positions_restored = 0; // silent decoder positions copied likewise
 };
 
 class voxtral_stream : public stream {
@@ -102,6 +106,11 @@ private:
     int64_t ms_received() const;
     int64_t ms_decoded() const;
     void release_consumed();
+    bool silence_reusable() const;
+    void restore_encoder_silence();
+    void save_encoder_silence();
+    bool restore_decoder_silence(int n);
+    void save_decoder_silence(int n);
 
     std::shared_ptr<const voxtral_model> m_;
     std::atomic<bool> busy_{false};
@@ -111,6 +120,8 @@ private:
     kv_ring enc_ring_;
     kv_ring dec_ring_;
     int max_batch_tokens_ = 0;
+    int n_silent_ = 0;          // silent_tokens(): the first audio batch and prompt part stop there
+    bool reuse_silence_ = true; // CAPTIONIST_NO_SILENCE_CACHE unset
 
     int delay_ = 0;
     int prompt_len_ = 0;
