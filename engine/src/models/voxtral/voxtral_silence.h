@@ -7,8 +7,9 @@
 // [STREAMING_PAD] under the delay's conditioning. Every stream computes them as batches of their
 // own (the encoder's first batch and the prompt's first part stop there), so the first stream of
 // a model saves what they left in its caches and later streams, and re-anchors, copy it back
-// instead of recomputing it: about a second of work per start for the full model on a laptop
-// CPU, and the same bits as computing it (the copies are exact, the batches the same).
+// instead of recomputing it: about 2 s per start for the full Q4_K model on two CPU cores
+// (bench/bench_stream_start.py), and the same bits as computing it (the copies are exact, the
+// batches the same).
 //
 // The copies live on the model's device next to the weights: the encoder's, one per model (33 MB
 // for the full model's F16 caches: 124 positions x 32 layers x keys and values x 2048), and the
