@@ -175,22 +175,27 @@ void voxtral_stream::restore_encoder_silence() {
 }
 
 // Called right after the batch of the silent tokens (tokens 0..n_silent_-1, alone in their batch).
+// Saving is an optimisation: when the device has no room for the copy, nothing is saved and the
+// next stream computes its start again; this stream goes on either way.
 void voxtral_stream::save_encoder_silence() {
     if (m_->silence.encoder()) return;
-    const int n_positions = n_silent_ * (int) m_->hp.downsample_factor;
-    auto s = std::make_shared<encoder_silence>(enc_ring_, runner_.weights_buft(), n_positions, n_silent_,
-                                               (int64_t) m_->hp.dec_n_embd);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    enc_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-    ggml_tensor * src = dstate_.audio_embeds;
-    ggml_tensor * slots = ggml_view_2d(ctx, src, src->ne[0], n_silent_, src->nb[1], 0);
-    ggml_build_forward_expand(gf, ggml_cpy(ctx, slots, s->embeds));
-    runner_.alloc(gf);
-    runner_.compute(gf);
-    s->mel_prev = mel_prev_;
-    s->conv1_prev = conv1_prev_;
-    m_->silence.put(std::move(s));
+    try {
+        const int n_positions = n_silent_ * (int) m_->hp.downsample_factor;
+        auto s = std::make_shared<encoder_silence>(enc_ring_, runner_.weights_buft(), n_positions, n_silent_,
+                                                   (int64_t) m_->hp.dec_n_embd);
+        ggml_context * ctx = runner_.begin();
+        ggml_cgraph * gf = runner_.new_graph(ctx);
+        enc_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+        ggml_tensor * src = dstate_.audio_embeds;
+        ggml_tensor * slots = ggml_view_2d(ctx, src, src->ne[0], n_silent_, src->nb[1], 0);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, slots, s->embeds));
+        runner_.alloc(gf);
+        runner_.compute(gf);
+        s->mel_prev = mel_prev_;
+        s->conv1_prev = conv1_prev_;
+        m_->silence.put(std::move(s));
+    } catch (const std::exception &) { // reads the caches only: the stream's state is untouched
+    }
 }
 
 // The decoder cache's positions 0..n-1 at this delay (they read the silent tokens only), as the
@@ -214,13 +219,16 @@ bool voxtral_stream::restore_decoder_silence(int n) {
 
 void voxtral_stream::save_decoder_silence(int n) {
     if (!silence_reusable() || m_->silence.decoder(delay_)) return;
-    auto s = std::make_shared<decoder_silence>(dec_ring_, runner_.weights_buft(), n, delay_);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    dec_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-    runner_.alloc(gf);
-    runner_.compute(gf);
-    m_->silence.put(std::move(s));
+    try { // as save_encoder_silence()
+        auto s = std::make_shared<decoder_silence>(dec_ring_, runner_.weights_buft(), n, delay_);
+        ggml_context * ctx = runner_.begin();
+        ggml_cgraph * gf = runner_.new_graph(ctx);
+        dec_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+        runner_.alloc(gf);
+        runner_.compute(gf);
+        m_->silence.put(std::move(s));
+    } catch (const std::exception &) {
+    }
 }
 
 void voxtral_stream::compute_ada_scales() {
