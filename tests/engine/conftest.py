@@ -13,11 +13,27 @@ import soundfile
 
 from captionist import engine
 from captionist.convert import convert_checkpoint
+from captionist.engine import DeviceType
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 REFERENCE = DATA / "reference"
 AUDIO = DATA / "audio"
 MODELS = ("tiny_wide", "tiny_small")
+
+
+def accelerators() -> list[str]:
+    """The names of this build's non-CPU devices (Vulkan on lavapipe in CI)."""
+    try:
+        return [d.name for d in engine.compute_devices() if d.type is not DeviceType.CPU]
+    except Exception:  # no engine built: the rest of the suite reports that
+        return []
+
+
+DEVICES = accelerators()
+# parametrize over this: each device, or one skipped case where the build has none
+DEVICE_PARAMS = DEVICES or [
+    pytest.param("none", marks=pytest.mark.skip(reason="this ggml build has no non-CPU device"))
+]
 
 
 def load_expected(model: str) -> dict[str, Any]:

@@ -15,27 +15,13 @@ import numpy as np
 import pytest
 
 from captionist import engine
-from captionist.engine import DeviceType
 from tools.compare_node_dumps import NodeRecord, compare, read_dump
 from tools.dump_stream_nodes import dump_stream
 
-from .conftest import MODELS, load_clip, load_expected
+from .conftest import DEVICE_PARAMS, DEVICES, MODELS, load_clip, load_expected
 from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
 
 FRAME_MS = 80
-
-
-def accelerators() -> list[str]:
-    try:
-        return [d.name for d in engine.compute_devices() if d.type is not DeviceType.CPU]
-    except Exception:  # no engine built: the rest of the suite reports that
-        return []
-
-
-DEVICES = accelerators()
-PARAMS = DEVICES or [
-    pytest.param("none", marks=pytest.mark.skip(reason="this ggml build has no non-CPU device"))
-]
 
 
 def test_vulkan_is_there_when_required() -> None:
@@ -60,7 +46,7 @@ def first_divergence(ours: list[int], ref: list[int]) -> int | None:
     return None if len(ours) == len(ref) else min(len(ours), len(ref))
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_voxtral_reference_ids(device: str, gguf_path: Callable[[str, str], Path]) -> None:
     exact = 0
     for model in MODELS:
@@ -87,7 +73,7 @@ def check_against_reference(ids: list[int], case: dict, where: tuple) -> bool:
     return False
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_voxtral_streams_on_the_device_as_offline(device: str, gguf_path: Callable[[str, str], Path]) -> None:
     """Streamed on the device in random pieces (kept step graphs, one position per call, drafts where
     audio is ahead) against the reference and against the same device's offline run of the clip."""
@@ -129,7 +115,7 @@ def test_voxtral_streams_on_the_device_as_offline(device: str, gguf_path: Callab
     assert same_as_offline >= n - 2, same_as_offline
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_fastconformer_reference_ids(device: str, fc_f32: Callable[[str], Path]) -> None:
     """The FastConformer fixtures record each case's smallest margin: clear-cut cases must match."""
     checked = 0
@@ -146,7 +132,7 @@ def test_fastconformer_reference_ids(device: str, fc_f32: Callable[[str], Path])
     assert checked >= 20, checked
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_encoder_outputs_match_the_cpu(device: str, fc_f32: Callable[[str], Path]) -> None:
     """Streamed in odd pieces on the device (kept graphs, ring views) vs the CPU offline."""
     from captionist import _engine
@@ -197,7 +183,7 @@ def node_dumps(
     return get
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_every_node_agrees_with_the_cpu(
     device: str, node_dumps: Callable[[str, str], list[NodeRecord]]
 ) -> None:
@@ -238,7 +224,7 @@ def takes_cudas_transposed_copy_into_a_strided_view(r: NodeRecord) -> bool:
     return transposable and not dst.is_contiguous(size)
 
 
-@pytest.mark.parametrize("device", PARAMS)
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
     device: str, node_dumps: Callable[[str, str], list[NodeRecord]]
 ) -> None:
@@ -249,8 +235,11 @@ def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
     copies = 0
     for name in ("voxtral", "fc"):
         records = node_dumps(name, device.lower())
-        bad = [(r.compute, r.node, r.name, r.source_layouts) for r in records
-               if takes_cudas_transposed_copy_into_a_strided_view(r)]
+        bad = [
+            (r.compute, r.node, r.name, r.source_layouts)
+            for r in records
+            if takes_cudas_transposed_copy_into_a_strided_view(r)
+        ]
         assert not bad, (name, bad[:3])
         copies += sum(1 for r in records if r.op == "CPY")
     assert copies > 20, copies  # the cache writes were there to check
