@@ -151,8 +151,8 @@ ggml_tensor * kv_ring::slot_view(ggml_context * ctx, int il, bool value, int64_t
 
 void kv_ring::save_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
                          const std::vector<ggml_tensor *> & v) const {
+    const int n = (int) k.at(0)->ne[1];
     for (int il = 0; il < n_layer_; ++il) {
-        const int n = (int) k[(size_t) il]->ne[1];
         ggml_build_forward_expand(gf, ggml_cpy(ctx, slot_view(ctx, il, false, pos0, n), k[(size_t) il]));
         ggml_build_forward_expand(gf, ggml_cpy(ctx, slot_view(ctx, il, true, pos0, n), v[(size_t) il]));
     }
@@ -160,13 +160,13 @@ void kv_ring::save_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, con
 
 void kv_ring::restore_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, const std::vector<ggml_tensor *> & k,
                             const std::vector<ggml_tensor *> & v) const {
-    for (int il = 0; il < n_layer_; ++il) {
-        const int n = (int) k[(size_t) il]->ne[1];
-        for (int64_t p = pos0; p < pos0 + n; ++p) {
-            if (slot_pos_[(size_t) (p % capacity_)] != p) {
-                throw std::logic_error("kv_ring::restore_slots: claim() the positions first");
-            }
+    const int n = (int) k.at(0)->ne[1];
+    for (int64_t p = pos0; p < pos0 + n; ++p) {
+        if (slot_pos_[(size_t) (p % capacity_)] != p) {
+            throw std::logic_error("kv_ring::restore_slots: claim() the positions first");
         }
+    }
+    for (int il = 0; il < n_layer_; ++il) {
         ggml_build_forward_expand(gf, copy_into_view(ctx, k[(size_t) il], slot_view(ctx, il, false, pos0, n)));
         ggml_build_forward_expand(gf, copy_into_view(ctx, v[(size_t) il], slot_view(ctx, il, true, pos0, n)));
     }

@@ -143,7 +143,7 @@ void voxtral_stream::restart(int num_delay_tokens) {
     timings_ = voxtral_timings();
     text_.clear();
     broken_ = false;
-    if (silence_reusable()) restore_encoder_silence();
+    restore_encoder_silence();
 }
 
 bool voxtral_stream::silence_reusable() const {
@@ -153,6 +153,7 @@ bool voxtral_stream::silence_reusable() const {
 // The silent tokens' encoder cache slots, audio embeddings and conv-stem state, as the model's first
 // stream left them (nothing when none has yet).
 void voxtral_stream::restore_encoder_silence() {
+    if (!silence_reusable()) return;
     const std::shared_ptr<const encoder_silence> s = m_->silence.encoder();
     if (!s) return;
     const auto t0 = std::chrono::steady_clock::now();
@@ -178,7 +179,7 @@ void voxtral_stream::restore_encoder_silence() {
 // Saving is an optimisation: when the device has no room for the copy, nothing is saved and the
 // next stream computes its start again; this stream goes on either way.
 void voxtral_stream::save_encoder_silence() {
-    if (m_->silence.encoder()) return;
+    if (!silence_reusable() || m_->silence.encoder()) return;
     try {
         const int n_positions = n_silent_ * (int) m_->hp.downsample_factor;
         auto s = std::make_shared<encoder_silence>(enc_ring_, runner_.weights_buft(), n_positions, n_silent_,
@@ -439,7 +440,7 @@ void voxtral_stream::run_audio_batches() {
         timings_.audio_ms += ms_since(t0);
         timings_.n_audio_batches += 1;
         timings_.n_audio_tokens += k;
-        if (a0 == 0 && k == n_silent_ && silence_reusable()) save_encoder_silence();
+        if (a0 == 0 && k == n_silent_) save_encoder_silence();
     }
 }
 
