@@ -249,6 +249,7 @@ public:
         d["weight_bytes"] = i.weight_bytes;
         d["weights_mapped"] = i.weights_mapped;
         d["repacked_tensors"] = i.repacked_tensors;
+        d["product_twins"] = i.product_twins;
         d["flash_attention"] = i.flash_attention;
         d["kv_cache_type"] = i.kv_cache_type;
         d["sample_rate"] = i.sample_rate;

@@ -9,15 +9,20 @@
 #include <ggml-backend.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <exception>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 
 namespace captionist {
 
@@ -28,29 +33,61 @@ size_t file_offset(const gguf_file & f, const ggml_tensor * t) {
     return gguf_get_data_offset(f.gguf) + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
 }
 
-// Reads `tensors` from the file into their (allocated) buffers.
-void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
-    if (tensors.empty()) return;
-    std::ifstream in(f.path, std::ios::binary);
+// Reads one tensor's bytes, found at `from`'s place in the file, into `t`'s (allocated) buffer.
+void read_tensor(const gguf_file & f, std::ifstream & in, std::vector<char> & staging, ggml_tensor * t,
+                 const ggml_tensor * from) {
+    const size_t nbytes = ggml_nbytes(t);
+    in.seekg((std::streamoff) file_offset(f, from));
+    if (ggml_backend_buffer_is_host(t->buffer)) {
+        in.read((char *) t->data, (std::streamsize) nbytes);
+    } else {
+        staging.resize(nbytes);
+        in.read(staging.data(), (std::streamsize) nbytes);
+        if (in) ggml_backend_tensor_set(t, staging.data(), 0, nbytes);
+    }
     if (!in) {
-        throw std::runtime_error("cannot open model file '" + f.path + "'");
+        throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
     }
-    std::vector<char> staging;
-    for (ggml_tensor * t : tensors) {
-        const size_t offs = file_offset(f, t);
-        const size_t nbytes = ggml_nbytes(t);
-        in.seekg((std::streamoff) offs);
-        if (ggml_backend_buffer_is_host(t->buffer)) {
-            in.read((char *) t->data, (std::streamsize) nbytes);
-        } else {
-            staging.resize(nbytes);
-            in.read(staging.data(), (std::streamsize) nbytes);
-            if (in) ggml_backend_tensor_set(t, staging.data(), 0, nbytes);
+}
+
+// Reads `tensors` from the file into their (allocated) buffers, a twin from its source's bytes
+// (`source_of`). With n_threads > 1 (CPU buffers only: ggml's repacking is CPU work done in
+// tensor_set, one tensor at a time) the tensors are shared out among that many threads, each with
+// its own stream; the first error stops the others and is thrown here.
+void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensors, int n_threads,
+                  const std::map<const ggml_tensor *, const ggml_tensor *> & source_of = {}) {
+    if (tensors.empty()) return;
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex err_mutex;
+    std::exception_ptr err;
+    auto work = [&]() {
+        try {
+            std::ifstream in(f.path, std::ios::binary);
+            if (!in) throw std::runtime_error("cannot open model file '" + f.path + "'");
+            std::vector<char> staging;
+            for (size_t i = next++; i < tensors.size() && !failed; i = next++) {
+                const auto src = source_of.find(tensors[i]);
+                read_tensor(f, in, staging, tensors[i], src == source_of.end() ? tensors[i] : src->second);
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(err_mutex);
+            if (!err) err = std::current_exception();
+            failed = true;
         }
-        if (!in) {
-            throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+    };
+    std::vector<std::thread> helpers;
+    const size_t n_helpers = std::min<size_t>((size_t) std::max(n_threads, 1), tensors.size()) - 1;
+    for (size_t i = 0; i < n_helpers; ++i) {
+        try {
+            helpers.emplace_back(work);
+        } catch (const std::system_error &) {
+            break; // no more threads to be had: the ones running (and this one) read the rest
         }
     }
+    work();
+    for (std::thread & t : helpers) t.join();
+    if (err) std::rethrow_exception(err);
 }
 
 // One buffer of `buft` holding `tensors` (allocated in order).
@@ -100,6 +137,21 @@ ggml_backend_buffer_type_t repack_buft_for(ggml_backend_dev_t cpu, const std::ve
     return found;
 }
 
+// A tensor shaped and typed like `source` in m.ctx_twins (made on first use), to be placed by
+// weights_load; nullptr if the context cannot hold another.
+ggml_tensor * make_twin(model_base & m, const ggml_tensor * source) {
+    constexpr size_t MAX_TWINS = 8;
+    if (!m.ctx_twins) {
+        ggml_init_params p = {ggml_tensor_overhead() * MAX_TWINS, nullptr, /*no_alloc =*/true};
+        m.ctx_twins = ggml_init(p);
+        if (!m.ctx_twins) return nullptr;
+    }
+    if (ggml_get_mem_size(m.ctx_twins) - ggml_used_mem(m.ctx_twins) < ggml_tensor_overhead()) return nullptr;
+    ggml_tensor * twin = ggml_dup_tensor(m.ctx_twins, source);
+    ggml_format_name(twin, "%s (products)", ggml_get_name(source));
+    return twin;
+}
+
 // Points `tensors` into the mapped file; false (nothing changed) when the file cannot be mapped or
 // the device does not take the host pointer. Throws if the file no longer holds every tensor.
 bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
@@ -142,7 +194,13 @@ bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_ten
 
 model_base::~model_base() {
     for (ggml_backend_buffer_t b : bufs_w) ggml_backend_buffer_free(b);
+    if (ctx_twins) ggml_free(ctx_twins);
     if (ctx_w) ggml_free(ctx_w);
+}
+
+void request_product_twin(model_base & m, ggml_tensor * source, ggml_tensor ** slot) {
+    *slot = source;
+    m.twin_requests.push_back({source, slot});
 }
 
 gguf_file::gguf_file(const std::string & p) : path(p) {
@@ -328,28 +386,44 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     std::vector<std::pair<ggml_backend_buffer_type_t, std::vector<ggml_tensor *>>> repacked;
     std::vector<ggml_tensor *> rest;
     const std::vector<ggml_backend_buffer_type_t> extra = on_cpu ? cpu_extra_bufts() : std::vector<ggml_backend_buffer_type_t>();
-    for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) {
-        ggml_backend_buffer_type_t buft = m.matrices.count(t) ? repack_buft_for(m.device, extra, t) : nullptr;
-        if (!buft) {
-            rest.push_back(t);
-            continue;
-        }
+    auto add_repacked = [&](ggml_backend_buffer_type_t buft, ggml_tensor * t) {
         auto it = std::find_if(repacked.begin(), repacked.end(), [&](const auto & g) { return g.first == buft; });
         if (it == repacked.end()) it = repacked.insert(repacked.end(), {buft, {}});
         it->second.push_back(t);
+    };
+    for (ggml_tensor * t = ggml_get_first_tensor(m.ctx_w); t; t = ggml_get_next_tensor(m.ctx_w, t)) {
+        ggml_backend_buffer_type_t buft = m.matrices.count(t) ? repack_buft_for(m.device, extra, t) : nullptr;
+        if (buft) {
+            add_repacked(buft, t);
+        } else {
+            rest.push_back(t);
+        }
+    }
+    std::map<const ggml_tensor *, const ggml_tensor *> source_of;
+    m.info_.product_twins = 0;
+    for (const model_base::twin_request & r : m.twin_requests) {
+        *r.slot = r.source;
+        ggml_tensor * twin = make_twin(m, r.source);
+        ggml_backend_buffer_type_t buft = twin ? repack_buft_for(m.device, extra, twin) : nullptr;
+        if (!buft) continue;
+        add_repacked(buft, twin);
+        source_of[twin] = r.source;
+        *r.slot = twin;
+        m.info_.product_twins += 1;
     }
     m.weight_bytes = 0;
+    m.info_.repacked_tensors = 0;
     for (const auto & g : repacked) {
         m.bufs_w.push_back(alloc_group(g.first, g.second, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
-        read_tensors(f, g.second);
+        read_tensors(f, g.second, m.n_threads, source_of);
         m.info_.repacked_tensors += (int64_t) g.second.size();
     }
     const bool mapped = map && !rest.empty() && map_tensors(m, f, rest);
     if (!mapped && !rest.empty()) {
         m.bufs_w.push_back(alloc_group(ggml_backend_dev_buffer_type(m.device), rest, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
-        read_tensors(f, rest);
+        read_tensors(f, rest, on_cpu ? m.n_threads : 1);
     }
     m.info_.weights_mapped = mapped;
 

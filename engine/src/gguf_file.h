@@ -89,8 +89,17 @@ constexpr int MAX_THREADS = 256;
 //   - where the device can use host memory (CPU, Metal) and opts.use_mmap, the rest point into the
 //     mapped file (no copy, opened in milliseconds);
 //   - otherwise they are read into a buffer on the device.
-// Fills m.device, backend_name, n_threads, bufs_w, mapping, weight_bytes and the info_ fields.
+// Repacked matrices are read on up to m.n_threads threads (ggml re-lays them out one tensor at a
+// time). Fills m.device, backend_name, n_threads, bufs_w, mapping, weight_bytes and the info_ fields.
 void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts);
+
+// Asks weights_load (call it before) for a product twin of `source`: a weight that the model also
+// reads by row, such as a token embedding tied to the output head. ggml cannot read rows of a
+// repacked tensor, so `source` itself stays plain (mapped); where the CPU backend repacks its type,
+// weights_load adds a repacked copy read from the same bytes and sets *slot to it, for the products.
+// Elsewhere (GPUs, F16/Q8_0 on x86, CAPTIONIST_NO_REPACK) *slot is `source`. The twin costs its
+// size in memory, but the products no longer touch the mapped copy's pages.
+void request_product_twin(model_base & m, ggml_tensor * source, ggml_tensor ** slot);
 
 // Copies an F32 tensor's data to the host.
 std::vector<float> tensor_to_host(const ggml_tensor * t);

@@ -30,6 +30,15 @@ struct model_base : public model {
     std::set<const ggml_tensor *> matrices; // weights used only as the first operand of products
     size_t weight_bytes = 0;
 
+    // Product twins (request_product_twin in gguf_file.h): a weight that other ops also read by row
+    // gets a second, repacked copy for its products where ggml's CPU backend has that layout.
+    struct twin_request {
+        ggml_tensor * source;
+        ggml_tensor ** slot; // set by weights_load: the twin, or `source` where there is none
+    };
+    std::vector<twin_request> twin_requests;
+    ggml_context * ctx_twins = nullptr; // the twins' metadata
+
     model_base() = default;
     ~model_base() override;
 

@@ -70,6 +70,7 @@ struct model_info {
     size_t weight_bytes = 0;
     bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
+    int64_t product_twins = 0;       // of those, second copies of weights also read by row (tied head)
     bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
     std::string kv_cache_type;       // ggml type of the attention caches ("f32", "f16")
     int sample_rate = 16000;

@@ -52,7 +52,7 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
     }
     ggml_tensor * last = all_positions ? x : ggml_view_2d(ctx, x, D, 1, x->nb[1], (size_t) (n - 1) * x->nb[1]);
     last = build_rms_norm(ctx, last, w.dec_norm, hp.dec_rms_eps);
-    g.logits = ggml_mul_mat(ctx, w.token_embd, last); // [n_vocab, 1 or n]
+    g.logits = ggml_mul_mat(ctx, w.head, last); // [n_vocab, 1 or n]
     ggml_set_output(g.logits);
     g.token = ggml_argmax(ctx, g.logits);
     ggml_set_output(g.token);

@@ -133,6 +133,8 @@ void bind_weights(voxtral_model & m) {
 
     b.check_all_used("Voxtral Realtime model");
     m.matrices = b.matrices();
+    // the head is tied to the embedding: its products may get a repacked twin (weights_load)
+    request_product_twin(m, w.token_embd, &w.head);
 }
 
 void fill_info(voxtral_model & m) {

@@ -107,6 +107,7 @@ struct model_weights {
     ggml_tensor * proj_1 = nullptr;    // [4*enc_n_embd, dec_n_embd]        multi_modal_projector.linear_1.weight
     ggml_tensor * proj_2 = nullptr;    // [dec_n_embd, dec_n_embd]          multi_modal_projector.linear_2.weight
     ggml_tensor * token_embd = nullptr; // [dec_n_embd, n_vocab]            embed_tokens.weight (tied head)
+    ggml_tensor * head = nullptr;       // the output head's products: token_embd, or its repacked twin
     std::vector<decoder_layer> dec;
     ggml_tensor * dec_norm = nullptr;  // F32 [dec_n_embd]                  language_model.model.norm.weight
 };
