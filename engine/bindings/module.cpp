@@ -251,6 +251,7 @@ public:
         d["repacked_tensors"] = i.repacked_tensors;
         d["product_twins"] = i.product_twins;
         d["flash_attention"] = i.flash_attention;
+        d["batch_flash_attention"] = i.batch_flash_attention;
         d["kv_cache_type"] = i.kv_cache_type;
         d["sample_rate"] = i.sample_rate;
         d["latencies_ms"] = i.latencies_ms;

@@ -14,17 +14,18 @@ namespace captionist {
 
 ggml_tensor * build_ring_attention(ggml_context * ctx, ggml_cgraph * gf, const kv_ring & ring, int il,
                                    ggml_tensor * q, ggml_tensor * k, ggml_tensor * v, ggml_tensor * mask,
-                                   int64_t pos0, std::vector<ggml_tensor *> * writes) {
+                                   int64_t pos0, std::vector<ggml_tensor *> * writes, bool from_row_copy) {
     const int64_t head_dim = q->ne[0], n_head = q->ne[1], n = q->ne[2];
     const int n_kv = (int) mask->ne[0];
     ggml_tensor * k2 = ggml_reshape_2d(ctx, k, k->ne[0] * k->ne[1], n);
     ring.store(ctx, gf, il, k2, v, pos0, writes);
 
     ggml_tensor * keys = ring.keys(ctx, il, n_kv);     // [head_dim, n_kv, n_head_kv]
-    ggml_tensor * values = ring.values(ctx, il, n_kv);
+    const bool flash = ring.value_rows() || from_row_copy;
+    ggml_tensor * values = from_row_copy ? ring.value_rows_copy(ctx, il, n_kv) : ring.values(ctx, il, n_kv);
     ggml_tensor * qp = ggml_permute(ctx, q, 0, 2, 1, 3); // [head_dim, n, n_head]
     const float scale = 1.0f / std::sqrt((float) head_dim);
-    if (ring.value_rows()) { // flash attention: one fused kernel, result already [head_dim, n_head, n]
+    if (flash) { // flash attention: one fused kernel, result already [head_dim, n_head, n]
         ggml_tensor * fa = ggml_flash_attn_ext(ctx, qp, keys, values, mask, scale, 0.0f, 0.0f);
         ggml_flash_attn_ext_set_prec(fa, GGML_PREC_F32);
         return ggml_reshape_2d(ctx, fa, head_dim * n_head, n);
@@ -68,7 +69,11 @@ attention_choice choose_attention(ggml_backend_dev_t dev, int head_dim, int n_he
     const char * fe = std::getenv("CAPTIONIST_FLASH_ATTN");
     const bool is_cpu = ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
     const bool want = fe && *fe ? env_flag("CAPTIONIST_FLASH_ATTN") : !is_cpu;
-    if (!want) return c;
+    if (!want) {
+        c.batch_flash = is_cpu && !(fe && *fe) && c.kv_type == GGML_TYPE_F16 &&
+                        flash_supported(dev, head_dim, n_head, n_head_kv, GGML_TYPE_F16);
+        return c;
+    }
     if (flash_supported(dev, head_dim, n_head, n_head_kv, c.kv_type)) {
         c.flash = true;
     } else if (c.kv_type != GGML_TYPE_F16 && flash_supported(dev, head_dim, n_head, n_head_kv, GGML_TYPE_F16)) {

@@ -14,8 +14,37 @@
 namespace captionist {
 
 kv_ring::~kv_ring() {
+    if (buf_rows_) ggml_backend_buffer_free(buf_rows_);
+    if (ctx_rows_) ggml_free(ctx_rows_);
     if (buf_) ggml_backend_buffer_free(buf_);
     if (ctx_) ggml_free(ctx_);
+}
+
+bool kv_ring::add_row_copy(ggml_backend_buffer_type_t buft) {
+    if (value_rows_ || has_row_copy()) return has_row_copy();
+    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (n_layer_ + 1),
+                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
+    ggml_context * ctx = ggml_init(p);
+    if (!ctx) return false;
+    std::vector<ggml_tensor *> rows((size_t) n_layer_);
+    for (int il = 0; il < n_layer_; ++il) rows[(size_t) il] = ggml_new_tensor_2d(ctx, type_, k_[il]->ne[0], capacity_);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
+    if (!buf) {
+        ggml_free(ctx);
+        return false;
+    }
+    ggml_backend_buffer_clear(buf, 0);
+    ctx_rows_ = ctx;
+    buf_rows_ = buf;
+    vr_ = std::move(rows);
+    return true;
+}
+
+void kv_ring::fill_row_copy(ggml_context * ctx, ggml_cgraph * gf) const {
+    for (int il = 0; il < n_layer_; ++il) {
+        // v_ is [capacity, row]: its transpose is [row, capacity], the row copy's shape
+        ggml_build_forward_expand(gf, copy_into_view(ctx, ggml_transpose(ctx, v_[il]), vr_[(size_t) il]));
+    }
 }
 
 void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
@@ -46,12 +75,13 @@ void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer,
 
 void kv_ring::clear() {
     if (next_pos_ > 0 && buf_) ggml_backend_buffer_clear(buf_, 0);
+    if (next_pos_ > 0 && buf_rows_) ggml_backend_buffer_clear(buf_rows_, 0);
     next_pos_ = 0;
     slot_pos_.assign(capacity_, -1);
 }
 
 size_t kv_ring::bytes() const {
-    return buf_ ? ggml_backend_buffer_get_size(buf_) : 0;
+    return (buf_ ? ggml_backend_buffer_get_size(buf_) : 0) + (buf_rows_ ? ggml_backend_buffer_get_size(buf_rows_) : 0);
 }
 
 void kv_ring::claim(int64_t pos0, int n) {
@@ -116,20 +146,29 @@ void kv_ring::store(ggml_context * ctx, ggml_cgraph * gf, int il, ggml_tensor * 
         ggml_build_forward_expand(gf, vw);
         // the copy's result is a view of the destination too: both are re-pointed when moved
         if (writes) writes->insert(writes->end(), {kd, kw, vd, vw});
+        if (has_row_copy()) {
+            ggml_tensor * rd = ggml_view_2d(ctx, vr_[il], row, cnt, vr_[il]->nb[1], slot * vr_[il]->nb[1]);
+            ggml_tensor * rw = ggml_cpy(ctx, vs, rd);
+            ggml_build_forward_expand(gf, rw);
+            if (writes) writes->insert(writes->end(), {rd, rw});
+        }
         done += cnt;
     }
 }
 
 bool kv_ring::move_writes(const std::vector<ggml_tensor *> & writes, int64_t pos0, int n) const {
     const int64_t slot = pos0 % capacity_;
-    if (slot + n > capacity_ || writes.size() != 4 * (size_t) n_layer_) return false;
-    for (size_t i = 0; i < writes.size(); i += 4) { // one write of n positions per layer, not a wrapped pair
+    const size_t per_layer = (size_t) writes_per_layer();
+    // a graph built before the row copy was added does not write it: it must be rebuilt
+    if (slot + n > capacity_ || writes.size() != per_layer * (size_t) n_layer_) return false;
+    for (size_t i = 0; i < writes.size(); i += per_layer) { // one write of n positions per layer, not a wrapped pair
         if (writes[i]->ne[1] != n) return false;
     }
     for (size_t i = 0; i < writes.size(); ++i) {
         ggml_tensor * t = writes[i];
         ggml_tensor * root = t->view_src;
-        const bool transposed_value = (i % 4) >= 2 && !value_rows_;
+        const size_t j = i % per_layer; // 0-1 key, 2-3 value, 4-5 the value's row copy
+        const bool transposed_value = (j == 2 || j == 3) && !value_rows_;
         move_view(t, (size_t) slot * (transposed_value ? ggml_element_size(root) : root->nb[1]));
     }
     return true;
@@ -169,12 +208,24 @@ void kv_ring::restore_slots(ggml_context * ctx, ggml_cgraph * gf, int64_t pos0, 
     for (int il = 0; il < n_layer_; ++il) {
         ggml_build_forward_expand(gf, copy_into_view(ctx, k[(size_t) il], slot_view(ctx, il, false, pos0, n)));
         ggml_build_forward_expand(gf, copy_into_view(ctx, v[(size_t) il], slot_view(ctx, il, true, pos0, n)));
+        if (has_row_copy()) { // the saved values are columns ([n, row]): transposed into rows
+            ggml_tensor * r = vr_[(size_t) il];
+            ggml_tensor * rows = ggml_view_2d(ctx, r, r->ne[0], n, r->nb[1], (size_t) (pos0 % capacity_) * r->nb[1]);
+            ggml_build_forward_expand(gf, copy_into_view(ctx, ggml_transpose(ctx, v[(size_t) il]), rows));
+        }
     }
 }
 
 ggml_tensor * kv_ring::keys(ggml_context * ctx, int il, int n_kv) const {
     ggml_tensor * k = k_[il];
     ggml_tensor * v3 = ggml_view_3d(ctx, k, head_dim_, n_head_kv_, n_kv, ggml_row_size(k->type, head_dim_), k->nb[1], 0);
+    return ggml_permute(ctx, v3, 0, 2, 1, 3);
+}
+
+ggml_tensor * kv_ring::value_rows_copy(ggml_context * ctx, int il, int n_kv) const {
+    if (!has_row_copy()) throw std::logic_error("kv_ring: no row copy of the values");
+    ggml_tensor * v = vr_[(size_t) il];
+    ggml_tensor * v3 = ggml_view_3d(ctx, v, head_dim_, n_head_kv_, n_kv, ggml_row_size(v->type, head_dim_), v->nb[1], 0);
     return ggml_permute(ctx, v3, 0, 2, 1, 3);
 }
 

@@ -9,7 +9,9 @@
 // Attention may run over more slots than are filled (a view of n_kv >= n_used() slots, masked), so a
 // graph built for n_kv serves every step until the ring fills past it; `padded_n_kv()` rounds up.
 // Values are stored transposed (a column per slot, for mul_mat attention) or as rows like the keys
-// (what ggml_flash_attn_ext reads).
+// (what ggml_flash_attn_ext reads). A ring of columns can also keep a row copy of its values
+// (add_row_copy), written alongside from then on, so that large batches can be read with flash
+// attention while single steps keep the products.
 #pragma once
 
 #include <ggml-backend.h>
@@ -46,6 +48,13 @@ public:
     int capacity() const { return capacity_; }
     int window() const { return window_; }
     bool value_rows() const { return value_rows_; }
+
+    // Adds the row copy of the values (a ring of columns only; false, and no copy, when there is no
+    // memory for it). Every store() writes it from then on; fill_row_copy() brings it up to date
+    // with what the ring already holds, once, before it is read.
+    bool add_row_copy(ggml_backend_buffer_type_t buft);
+    bool has_row_copy() const { return !vr_.empty(); }
+    void fill_row_copy(ggml_context * ctx, ggml_cgraph * gf) const;
     ggml_type type() const { return type_; }
 
     // Mask [n_q][n_kv] (n_kv >= n_used()) for queries at pos0..pos0+n_q-1: 0 where visible, -inf
@@ -76,6 +85,8 @@ public:
     ggml_tensor * keys(ggml_context * ctx, int il, int n_kv) const;   // [head_dim, n_kv, n_head_kv]
     // value_rows(): [head_dim, n_kv, n_head_kv]; else [n_kv, head_dim, n_head_kv]
     ggml_tensor * values(ggml_context * ctx, int il, int n_kv) const;
+    // The row copy's values: [head_dim, n_kv, n_head_kv] (has_row_copy()).
+    ggml_tensor * value_rows_copy(ggml_context * ctx, int il, int n_kv) const;
 
     size_t bytes() const;
 
@@ -92,6 +103,12 @@ private:
     ggml_backend_buffer_t buf_ = nullptr;
     std::vector<ggml_tensor *> k_; // [head_dim*n_head_kv, capacity]  row per slot
     std::vector<ggml_tensor *> v_; // [capacity, head_dim*n_head_kv] column per slot, or like k_
+    std::vector<ggml_tensor *> vr_; // the row copy of v_ (like k_), when added
+    ggml_context * ctx_rows_ = nullptr;
+    ggml_backend_buffer_t buf_rows_ = nullptr;
+
+    // Views store() adds to `writes` per layer of a batch that does not wrap: key, value, row copy.
+    int writes_per_layer() const { return has_row_copy() ? 6 : 4; }
 };
 
 } // namespace captionist

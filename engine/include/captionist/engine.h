@@ -72,6 +72,7 @@ struct model_info {
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
     int64_t product_twins = 0;       // of those, second copies of weights also read by row (tied head)
     bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
+    bool batch_flash_attention = false; // only large batches do, from a row copy of the values (CPU, F16 caches)
     std::string kv_cache_type;       // ggml type of the attention caches ("f32", "f16")
     int sample_rate = 16000;
     std::vector<int> latencies_ms;   // the latency choices the model supports, ascending

@@ -48,7 +48,7 @@ conv_graph build_conv_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_
 }
 
 encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  int n_tokens, int64_t enc_pos0, int n_kv, ggml_tensor * frames) {
+                                  int n_tokens, int64_t enc_pos0, int n_kv, ggml_tensor * frames, bool flash_rows) {
     const model_hparams & hp = m.hp;
     const model_weights & w = m.w;
     const int64_t E = hp.enc_n_embd;
@@ -74,7 +74,8 @@ encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
         ggml_tensor * v = ggml_add(ctx, ggml_mul_mat(ctx, l.wv, h), l.bv);
         q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n_enc), g.pos, hd, hp.enc_rope_theta);
         k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nh, n_enc), g.pos, hd, hp.enc_rope_theta);
-        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, enc_pos0, &g.writes);
+        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, enc_pos0, &g.writes,
+                                                 flash_rows);
         x = ggml_add(ctx, x, ggml_add(ctx, ggml_mul_mat(ctx, l.wo, att), l.bo));
 
         h = build_rms_norm(ctx, x, l.ffn_norm, hp.enc_rms_eps);

@@ -39,8 +39,10 @@ struct encoder_graph {
 
 // Encoder layers + projector; `ring.claim(enc_pos0, 4k)` must have been called before building.
 // Attention covers n_kv >= ring.n_used() slots. `frames` (F32 [enc_n_embd, 4k]) is the input when
-// given, else an input tensor is made.
+// given, else an input tensor is made. `flash_rows`: attention reads the ring's row copy of the
+// values with flash attention (build_ring_attention's from_row_copy).
 encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_model & m, const kv_ring & ring,
-                                  int n_tokens, int64_t enc_pos0, int n_kv, ggml_tensor * frames = nullptr);
+                                  int n_tokens, int64_t enc_pos0, int n_kv, ggml_tensor * frames = nullptr,
+                                  bool flash_rows = false);
 
 } // namespace captionist

@@ -219,6 +219,11 @@ std::shared_ptr<const model> voxtral_model_load(gguf_file & f, const model_load_
                                                  m->w.token_embd->type == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16);
     m->kv_type = ac.kv_type;
     m->flash_attn = ac.flash;
+    const model_hparams & hp = m->hp;
+    m->encoder_batch_flash = !ac.flash && choose_attention(m->device, (int) hp.enc_head_dim, (int) hp.enc_n_head,
+                                                           (int) hp.enc_n_head, ac.kv_type)
+                                              .batch_flash;
+    m->info_.batch_flash_attention = m->encoder_batch_flash;
     m->info_.flash_attention = ac.flash;
     m->info_.kv_cache_type = ggml_type_name(ac.kv_type);
     m->mel_filters = tensor_to_host(ggml_get_tensor(m->ctx_w, "audio.mel_filters"));

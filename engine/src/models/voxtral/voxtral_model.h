@@ -122,6 +122,7 @@ struct voxtral_model : public model_base {
     std::vector<float> window;      // host F32 [n_fft]                                     audio.window
     ggml_type kv_type = GGML_TYPE_F32; // F32 for F32 models (exactness), F16 otherwise (choose_attention)
     bool flash_attn = false;           // attention through ggml_flash_attn_ext (non-CPU backends)
+    bool encoder_batch_flash = false;  // large encoder batches may use it (attention_choice::batch_flash)
     mutable silence_cache silence;     // every stream's silent start, saved by the first (voxtral_silence.h)
 
     std::string token_bytes(int32_t id) const override { return voc.token_bytes(id); }

@@ -1,6 +1,7 @@
 #include "voxtral_stream.h"
 
 #include "env_flag.h"
+#include "graph_attention.h"
 #include "stream_guard.h"
 #include "voxtral_encoder.h"
 #include "voxtral_model.h"
@@ -95,6 +96,7 @@ std::map<std::string, double> voxtral_stream::timings() const {
                                          {"decoder_ms", t.decoder_ms},
                                          {"n_mel_frames", (double) t.n_mel_frames},
                                          {"n_audio_batches", (double) t.n_audio_batches},
+                                         {"n_flash_audio_batches", (double) t.n_flash_audio_batches},
                                          {"n_audio_tokens", (double) t.n_audio_tokens},
                                          {"n_decoder_calls", (double) t.n_decoder_calls},
                                          {"n_decoder_positions", (double) t.n_decoder_positions},
@@ -353,6 +355,24 @@ void voxtral_stream::store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_ten
     }
 }
 
+// Whether the encoder ring has the row copy of its values that flash attention reads (model
+// permitting), adding and filling it on first use: 126 MB for the full model's F16 caches, only in
+// streams that get a large batch. When it cannot be allocated the batches use the products.
+bool voxtral_stream::encoder_row_copy() {
+    if (!m_->encoder_batch_flash || row_copy_failed_) return false;
+    if (enc_ring_.has_row_copy()) return true;
+    if (!enc_ring_.add_row_copy(runner_.weights_buft())) {
+        row_copy_failed_ = true;
+        return false;
+    }
+    ggml_context * ctx = runner_.begin();
+    ggml_cgraph * gf = runner_.new_graph(ctx);
+    enc_ring_.fill_row_copy(ctx, gf);
+    runner_.alloc(gf);
+    runner_.compute(gf);
+    return true;
+}
+
 void voxtral_stream::run_audio_batches() {
     const model_hparams & hp = m_->hp;
     const int64_t n_mel = hp.n_mel, E = hp.enc_n_embd, D = hp.dec_n_embd;
@@ -374,12 +394,15 @@ void voxtral_stream::run_audio_batches() {
 
         enc_ring_.claim(enc_pos_, (int) n_enc);
         const int n_kv = enc_ring_.padded_n_kv(STEP_KV_PAD);
+        // a large batch of real audio (offline, or a stream catching up) may use flash attention;
+        // the silent start never does, so its bits are the same whoever computes it
+        const bool flash_rows = n_enc >= CPU_FLASH_TILE_QUERIES && a0 >= n_silent_ && encoder_row_copy();
         const int64_t e0 = embed_slot(a0);
         const bool one_run = embed_slot(a0 + k - 1) == e0 + k - 1; // the embedding writes do not wrap
         int graph_slot = SLOT_AUDIO;
         ggml_cgraph * gf = nullptr;
-        if (reuse_graphs_ && audio_.gf && audio_.k == k && audio_.n_kv == n_kv && one_run &&
-            enc_ring_.move_writes(audio_.g.writes, enc_pos_, (int) n_enc)) {
+        if (reuse_graphs_ && audio_.gf && audio_.k == k && audio_.n_kv == n_kv && audio_.flash_rows == flash_rows &&
+            one_run && enc_ring_.move_writes(audio_.g.writes, enc_pos_, (int) n_enc)) {
             gf = audio_.gf;
             for (ggml_tensor * t : audio_.embed_writes) move_view(t, (size_t) e0 * t->view_src->nb[1]);
         } else {
@@ -391,12 +414,13 @@ void voxtral_stream::run_audio_batches() {
             ggml_context * ctx = runner_.begin(graph_slot);
             gf = runner_.new_graph(ctx);
             fresh.cg = build_conv_graph(ctx, gf, *m_, k);
-            fresh.g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_, n_kv, fresh.cg.frames);
+            fresh.g = build_encoder_graph(ctx, gf, *m_, enc_ring_, k, enc_pos_, n_kv, fresh.cg.frames, flash_rows);
             store_embeds(ctx, gf, fresh.g.embeds, a0, k, fresh.embed_writes);
             runner_.alloc(gf, graph_slot);
             fresh.gf = gf;
             fresh.k = k;
             fresh.n_kv = n_kv;
+            fresh.flash_rows = flash_rows;
             if (keep) {
                 audio_ = std::move(fresh);
             } else {
@@ -423,6 +447,7 @@ void voxtral_stream::run_audio_batches() {
         runner_.set(g.mask, mask.data(), mask.size() * sizeof(ggml_fp16_t));
 
         runner_.compute(gf, graph_slot);
+        if (flash_rows) ++timings_.n_flash_audio_batches;
 
         runner_.get(cg.conv1_last, conv1_prev_.data(), conv1_prev_.size() * sizeof(float));
         if (opts_.capture) {

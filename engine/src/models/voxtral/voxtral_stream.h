@@ -47,6 +47,7 @@ struct voxtral_timings {
     double decoder_ms = 0; // decoder graphs (prefill and steps)
     int64_t n_mel_frames = 0;
     int64_t n_audio_batches = 0;
+    int64_t n_flash_audio_batches = 0; // of which read with flash attention (attention_choice::batch_flash)
     int64_t n_audio_tokens = 0;
     int64_t n_decoder_calls = 0;
     int64_t n_decoder_positions = 0;
@@ -86,6 +87,7 @@ private:
     void pump(stream_result & out);
     void compute_mel_frames();
     void run_audio_batches();
+    bool encoder_row_copy();
     void store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k,
                       std::vector<ggml_tensor *> & writes) const;
     int64_t embed_slot(int64_t audio_token) const;
@@ -121,6 +123,7 @@ private:
     kv_ring dec_ring_;
     int max_batch_tokens_ = 0;
     int n_silent_ = 0;          // silent_tokens(): the first audio batch and prompt part stop there
+    bool row_copy_failed_ = false; // the encoder ring's row copy could not be allocated: not tried again
     bool reuse_silence_ = true; // CAPTIONIST_NO_SILENCE_CACHE unset
 
     int delay_ = 0;
@@ -148,6 +151,7 @@ private:
         std::vector<ggml_tensor *> embed_writes;
         int k = 0;
         int n_kv = 0;
+        bool flash_rows = false;
     };
     kept_audio audio_;
     kept_audio scratch_audio_; // a batch built for one compute (its writes wrap)
