@@ -14,6 +14,7 @@
 namespace captionist {
 
 kv_ring::~kv_ring() {
+    finish_grow();
     if (buf_rows_) ggml_backend_buffer_free(buf_rows_);
     if (ctx_rows_) ggml_free(ctx_rows_);
     if (buf_) ggml_backend_buffer_free(buf_);
@@ -27,7 +28,7 @@ bool kv_ring::add_row_copy(ggml_backend_buffer_type_t buft) {
     ggml_context * ctx = ggml_init(p);
     if (!ctx) return false;
     std::vector<ggml_tensor *> rows((size_t) n_layer_);
-    for (int il = 0; il < n_layer_; ++il) rows[(size_t) il] = ggml_new_tensor_2d(ctx, type_, k_[il]->ne[0], capacity_);
+    for (int il = 0; il < n_layer_; ++il) rows[(size_t) il] = ggml_new_tensor_2d(ctx, type_, k_[il]->ne[0], allocated_);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
     if (!buf) {
         ggml_free(ctx);
@@ -47,8 +48,33 @@ void kv_ring::fill_row_copy(ggml_context * ctx, ggml_cgraph * gf) const {
     }
 }
 
+bool kv_ring::alloc_tensors(ggml_backend_buffer_type_t buft, int slots, ggml_context ** ctx_out,
+                            ggml_backend_buffer_t * buf_out, std::vector<ggml_tensor *> & k,
+                            std::vector<ggml_tensor *> & v) const {
+    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (2 * n_layer_ + 2),
+                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
+    ggml_context * ctx = ggml_init(p);
+    if (!ctx) return false;
+    const int64_t row = (int64_t) head_dim_ * n_head_kv_;
+    k.assign((size_t) n_layer_, nullptr);
+    v.assign((size_t) n_layer_, nullptr);
+    for (int il = 0; il < n_layer_; ++il) {
+        k[(size_t) il] = ggml_new_tensor_2d(ctx, type_, row, slots);
+        v[(size_t) il] = value_rows_ ? ggml_new_tensor_2d(ctx, type_, row, slots) : ggml_new_tensor_2d(ctx, type_, slots, row);
+    }
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
+    if (!buf) {
+        ggml_free(ctx);
+        return false;
+    }
+    ggml_backend_buffer_clear(buf, 0);
+    *ctx_out = ctx;
+    *buf_out = buf;
+    return true;
+}
+
 void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
-                   int window, int capacity, bool value_rows) {
+                   int window, int capacity, bool value_rows, int allocated) {
     value_rows_ = value_rows;
     type_ = type;
     n_layer_ = n_layer;
@@ -56,21 +82,53 @@ void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer,
     head_dim_ = head_dim;
     window_ = window;
     capacity_ = capacity;
-    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (2 * n_layer + 2),
-                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
-    ctx_ = ggml_init(p);
-    if (!ctx_) throw std::runtime_error("out of memory creating the KV cache context");
-    const int64_t row = (int64_t) head_dim * n_head_kv;
-    k_.resize(n_layer);
-    v_.resize(n_layer);
-    for (int il = 0; il < n_layer; ++il) {
-        k_[il] = ggml_new_tensor_2d(ctx_, type, row, capacity);
-        v_[il] = value_rows ? ggml_new_tensor_2d(ctx_, type, row, capacity) : ggml_new_tensor_2d(ctx_, type, capacity, row);
-    }
-    buf_ = ggml_backend_alloc_ctx_tensors_from_buft(ctx_, buft);
-    if (!buf_) throw std::runtime_error("not enough memory for the KV cache");
-    ggml_backend_buffer_clear(buf_, 0);
+    allocated_ = allocated > 0 ? std::min(allocated, capacity) : capacity;
+    if (!alloc_tensors(buft, allocated_, &ctx_, &buf_, k_, v_)) throw std::runtime_error("not enough memory for the KV cache");
     clear();
+}
+
+bool kv_ring::fits(int64_t pos0, int n) const {
+    return allocated_ == capacity_ || pos0 + n <= allocated_;
+}
+
+bool kv_ring::begin_grow(ggml_backend_buffer_type_t buft, int slots, int step) {
+    if (has_row_copy() || grown_from_.ctx) throw std::logic_error("kv_ring::begin_grow: not with a row copy, nor twice");
+    if (next_pos_ > allocated_) throw std::logic_error("kv_ring::begin_grow: the ring has wrapped");
+    const int want = std::min(capacity_, std::max({slots, 2 * allocated_, (slots + step - 1) / step * step}));
+    if (want <= allocated_) return true;
+    old_tensors old{ctx_, buf_, k_, v_, allocated_};
+    ggml_context * ctx = nullptr;
+    ggml_backend_buffer_t buf = nullptr;
+    std::vector<ggml_tensor *> k, v;
+    if (!alloc_tensors(buft, want, &ctx, &buf, k, v)) return false;
+    grown_from_ = std::move(old);
+    ctx_ = ctx;
+    buf_ = buf;
+    k_ = std::move(k);
+    v_ = std::move(v);
+    allocated_ = want;
+    generation_ += 1;
+    return true;
+}
+
+void kv_ring::copy_grown(ggml_context * ctx, ggml_cgraph * gf) const {
+    const int n = grown_from_.allocated;
+    for (int il = 0; il < n_layer_; ++il) {
+        const ggml_tensor * ok = grown_from_.k[(size_t) il];
+        ggml_tensor * ov = grown_from_.v[(size_t) il];
+        // keys and value rows: the first n rows; value columns: the first n entries of each row
+        ggml_tensor * kd = ggml_view_2d(ctx, k_[il], ok->ne[0], n, k_[il]->nb[1], 0);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, grown_from_.k[(size_t) il], kd));
+        ggml_tensor * vd = value_rows_ ? ggml_view_2d(ctx, v_[il], ov->ne[0], n, v_[il]->nb[1], 0)
+                                       : ggml_view_2d(ctx, v_[il], n, ov->ne[1], v_[il]->nb[1], 0);
+        ggml_build_forward_expand(gf, copy_into_view(ctx, ov, vd));
+    }
+}
+
+void kv_ring::finish_grow() {
+    if (grown_from_.buf) ggml_backend_buffer_free(grown_from_.buf);
+    if (grown_from_.ctx) ggml_free(grown_from_.ctx);
+    grown_from_ = old_tensors();
 }
 
 void kv_ring::clear() {
@@ -88,6 +146,7 @@ void kv_ring::claim(int64_t pos0, int n) {
     if (pos0 != next_pos_ || n <= 0 || n > capacity_ - window_ + 1) {
         throw std::logic_error("kv_ring::claim: batch does not follow the previous one or is too large");
     }
+    if (!fits(pos0, n)) throw std::logic_error("kv_ring::claim: the ring must grow first");
     for (int i = 0; i < n; ++i) slot_pos_[(size_t) ((pos0 + i) % capacity_)] = pos0 + i;
     next_pos_ = pos0 + n;
 }
@@ -104,7 +163,7 @@ int kv_ring::n_used() const {
 
 int kv_ring::padded_n_kv(int step) const {
     const int n = std::max(1, n_used());
-    return std::min(capacity_, (n + step - 1) / step * step);
+    return std::min(allocated_, (n + step - 1) / step * step);
 }
 
 void kv_ring::fill_mask(int64_t pos0, int n_q, int n_kv, ggml_fp16_t * out) const {

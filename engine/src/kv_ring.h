@@ -8,6 +8,11 @@
 //
 // Attention may run over more slots than are filled (a view of n_kv >= n_used() slots, masked), so a
 // graph built for n_kv serves every step until the ring fills past it; `padded_n_kv()` rounds up.
+//
+// A ring may start with fewer slots allocated than its capacity and grow before its first wrap
+// (slot p holds position p until then, so growing keeps every slot where it is): a short stream or
+// a file then holds what it uses, not the whole window. Growing replaces the tensors (generation()
+// counts it), so graphs built on the old ones must be rebuilt.
 // Values are stored transposed (a column per slot, for mul_mat attention) or as rows like the keys
 // (what ggml_flash_attn_ext reads). A ring of columns can also keep a row copy of its values
 // (add_row_copy), written alongside from then on, so that large batches can be read with flash
@@ -29,9 +34,22 @@ public:
     kv_ring & operator=(const kv_ring &) = delete;
     ~kv_ring();
 
-    // Allocates n_layer K and V tensors of `capacity` slots on `buft`. Throws on allocation failure.
+    // Allocates n_layer K and V tensors on `buft` for `capacity` slots, of which `allocated` (0: all;
+    // else at most capacity) now. Throws on allocation failure.
     void init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
-              int window, int capacity, bool value_rows = false);
+              int window, int capacity, bool value_rows = false, int allocated = 0);
+
+    // Growing (rings without a row copy): fits() says whether positions pos0..pos0+n-1 have their
+    // slots allocated. begin_grow() allocates tensors for at least `slots` slots (rounded up to
+    // `step`, at most capacity()) next to the old ones, false when there is no memory (nothing
+    // changed); copy_grown() adds the copy of the old contents to a graph, which must be computed
+    // before finish_grow() frees the old tensors.
+    bool fits(int64_t pos0, int n) const;
+    int allocated() const { return allocated_; }
+    bool begin_grow(ggml_backend_buffer_type_t buft, int slots, int step);
+    void copy_grown(ggml_context * ctx, ggml_cgraph * gf) const;
+    void finish_grow();
+    uint64_t generation() const { return generation_; }
     // Forget every position (keeps the allocation; used slots are zeroed so that masked-out slots
     // never hold a non-finite value from an earlier stream).
     void clear();
@@ -94,7 +112,19 @@ private:
     // the slots of positions pos0.. of one layer's keys or values, shaped as slot_shape()
     ggml_tensor * slot_view(ggml_context * ctx, int il, bool value, int64_t pos0, int n) const;
 
-    int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0;
+    // k_/v_ (allocated_ slots) in a new context and buffer; false when either cannot be had
+    bool alloc_tensors(ggml_backend_buffer_type_t buft, int slots, ggml_context ** ctx, ggml_backend_buffer_t * buf,
+                       std::vector<ggml_tensor *> & k, std::vector<ggml_tensor *> & v) const;
+
+    int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0, allocated_ = 0;
+    uint64_t generation_ = 0;
+    struct old_tensors {
+        ggml_context * ctx = nullptr;
+        ggml_backend_buffer_t buf = nullptr;
+        std::vector<ggml_tensor *> k, v;
+        int allocated = 0;
+    };
+    old_tensors grown_from_; // between begin_grow() and finish_grow()
     bool value_rows_ = false;
     ggml_type type_ = GGML_TYPE_F32;
     int64_t next_pos_ = 0;

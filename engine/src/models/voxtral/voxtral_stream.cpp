@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +24,7 @@ constexpr int64_t PCM_RELEASE_CHUNK = 16000;
 constexpr int QUIET_TOKENS_FOR_REANCHOR = 12; // ~1 s without text counts as a pause
 constexpr int64_t EMBED_SLOTS = 128;        // audio embeddings the encoder may run ahead (10 s)
 constexpr int STEP_KV_PAD = 256;            // decoder step graphs attend over a multiple of this
+constexpr int DEC_RING_FIRST_SLOTS = 512;   // the decoder cache's first allocation (41 s of a stream)
 constexpr int SLOT_STEP = 1;                // graph slot of the kept decoder step
 constexpr int SLOT_AUDIO = 2;               // graph slot of the kept audio batch
 constexpr int SLOT_VERIFY = 3;              // graph slots of the kept draft verifications, one per size:
@@ -46,6 +48,13 @@ void check_no_language(const stream_options & opts) {
     }
 }
 
+// DEC_RING_FIRST_SLOTS, or CAPTIONIST_DEC_CACHE_SLOTS (0: the whole window at once).
+int first_decoder_slots() {
+    const char * e = std::getenv("CAPTIONIST_DEC_CACHE_SLOTS");
+    if (!e || !*e) return DEC_RING_FIRST_SLOTS;
+    return std::max(0, std::atoi(e));
+}
+
 } // namespace
 
 voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const stream_options & opts)
@@ -63,7 +72,8 @@ voxtral_stream::voxtral_stream(std::shared_ptr<const voxtral_model> m, const str
                    (int) hp.enc_head_dim, (int) hp.enc_sliding_window, enc_cap, flash);
     const int prompt_max = 1 + (int) hp.n_left_pad_tokens + MAX_DELAY_TOKENS;
     dec_ring_.init(runner_.weights_buft(), m_->kv_type, (int) hp.dec_n_layer, (int) hp.dec_n_head_kv,
-                   (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max, flash);
+                   (int) hp.dec_head_dim, (int) hp.dec_sliding_window, (int) hp.dec_sliding_window + prompt_max, flash,
+                   first_decoder_slots());
     dstate_.ada = dev_.add(GGML_TYPE_F32, hp.dec_n_embd, hp.dec_n_layer, "ada_scales");
     dstate_.audio_embeds = dev_.add(GGML_TYPE_F32, hp.dec_n_embd, (int64_t) hp.n_left_pad_tokens + EMBED_SLOTS, "audio_embeds");
     step_mask_ = dev_.add(GGML_TYPE_F16, dec_ring_.capacity(), 1, "step_mask");
@@ -208,6 +218,7 @@ bool voxtral_stream::restore_decoder_silence(int n) {
     const std::shared_ptr<const decoder_silence> s = m_->silence.decoder(delay_);
     if (!s || s->slots.n_positions != n) return false;
     const auto t0 = std::chrono::steady_clock::now();
+    grow_decoder_ring(0, n);
     dec_ring_.claim(0, n);
     ggml_context * ctx = runner_.begin();
     ggml_cgraph * gf = runner_.new_graph(ctx);
@@ -371,6 +382,29 @@ bool voxtral_stream::encoder_row_copy() {
     runner_.alloc(gf);
     runner_.compute(gf);
     return true;
+}
+
+// The decoder cache starts with DEC_RING_FIRST_SLOTS slots and doubles, before the positions
+// pos0..pos0+n-1 need more, up to its capacity (kv_ring growing): a file or a short stream holds
+// what it uses (54 MB for the full model's first 512 positions at F16 instead of 0.9 GB), and a new
+// stream starts sooner (less to allocate and clear). Kept graphs built on the old tensors are rebuilt.
+void voxtral_stream::grow_decoder_ring(int64_t pos0, int n) {
+    if (dec_ring_.fits(pos0, n)) return;
+    if (!dec_ring_.begin_grow(runner_.weights_buft(), (int) (pos0 + n), STEP_KV_PAD)) {
+        throw std::runtime_error("not enough memory for the decoder's cache (" +
+                                 std::to_string(2 * dec_ring_.allocated()) + " positions)");
+    }
+    try {
+        ggml_context * ctx = runner_.begin();
+        ggml_cgraph * gf = runner_.new_graph(ctx);
+        dec_ring_.copy_grown(ctx, gf);
+        runner_.alloc(gf);
+        runner_.compute(gf);
+    } catch (...) {
+        dec_ring_.finish_grow();
+        throw;
+    }
+    dec_ring_.finish_grow();
 }
 
 void voxtral_stream::run_audio_batches() {
@@ -600,6 +634,7 @@ void voxtral_stream::decode_positions(int64_t pos0, int n, const std::vector<int
 std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const std::vector<int32_t> & ids, bool all) {
     const model_hparams & hp = m_->hp;
     const auto t0 = std::chrono::steady_clock::now();
+    grow_decoder_ring(pos0, n);
     dec_ring_.claim(pos0, n);
     decoder_graph fresh;
     const decoder_graph * g = &fresh;
@@ -611,7 +646,8 @@ std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const st
         kept_step & k = n == 1 ? step_ : verify_[size_index];
         graph_slot = n == 1 ? SLOT_STEP : SLOT_VERIFY + size_index;
         const int n_kv = dec_ring_.padded_n_kv(STEP_KV_PAD);
-        if (reuse_graphs_ && k.gf && k.n_kv == n_kv && k.n == n && dec_ring_.move_writes(k.g.writes, pos0, n)) {
+        if (reuse_graphs_ && k.gf && k.n_kv == n_kv && k.n == n && k.ring_gen == dec_ring_.generation() &&
+            dec_ring_.move_writes(k.g.writes, pos0, n)) {
             gf = k.gf;
         } else {
             k.gf = nullptr;
@@ -623,6 +659,7 @@ std::vector<int32_t> voxtral_stream::run_positions(int64_t pos0, int n, const st
             k.gf = gf;
             k.n_kv = n_kv;
             k.n = n;
+            k.ring_gen = dec_ring_.generation();
         }
         g = &k.g;
     } else { // the prompt

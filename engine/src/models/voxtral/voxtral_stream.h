@@ -87,6 +87,7 @@ private:
     void pump(stream_result & out);
     void compute_mel_frames();
     void run_audio_batches();
+    void grow_decoder_ring(int64_t pos0, int n);
     bool encoder_row_copy();
     void store_embeds(ggml_context * ctx, ggml_cgraph * gf, ggml_tensor * embeds, int64_t a0, int k,
                       std::vector<ggml_tensor *> & writes) const;
@@ -138,6 +139,7 @@ private:
         decoder_graph g;
         int n_kv = 0;
         int n = 0;
+        uint64_t ring_gen = 0; // the decoder ring's generation it was built on
     };
     kept_step step_;
     kept_step verify_[N_DRAFT_SIZES]; // per draft size (1, 3, 7, 15 guesses)
