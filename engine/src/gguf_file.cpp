@@ -33,10 +33,21 @@ size_t file_offset(const gguf_file & f, const ggml_tensor * t) {
     return gguf_get_data_offset(f.gguf) + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
 }
 
-// Reads one tensor's bytes, found at `from`'s place in the file, into `t`'s (allocated) buffer.
-void read_tensor(const gguf_file & f, std::ifstream & in, std::vector<char> & staging, ggml_tensor * t,
-                 const ggml_tensor * from) {
+// Reads one tensor's bytes, found at `from`'s place in the file, into `t`'s (allocated) buffer:
+// straight from the mapping when there is one (then its pages are released: the copy, repacked,
+// is what the model keeps), else through `in`.
+void read_tensor(const gguf_file & f, const mapped_file * mf, std::ifstream & in, std::vector<char> & staging,
+                 ggml_tensor * t, const ggml_tensor * from) {
     const size_t nbytes = ggml_nbytes(t);
+    if (mf) {
+        const size_t off = file_offset(f, from);
+        if (off + nbytes > mf->size()) { // the file changed since it was opened
+            throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+        }
+        ggml_backend_tensor_set(t, mf->data() + off, 0, nbytes);
+        mf->release(mf->data() + off, nbytes);
+        return;
+    }
     in.seekg((std::streamoff) file_offset(f, from));
     if (ggml_backend_buffer_is_host(t->buffer)) {
         in.read((char *) t->data, (std::streamsize) nbytes);
@@ -55,7 +66,8 @@ void read_tensor(const gguf_file & f, std::ifstream & in, std::vector<char> & st
 // tensor_set, one tensor at a time) the tensors are shared out among that many threads, each with
 // its own stream; the first error stops the others and is thrown here.
 void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensors, int n_threads,
-                  const std::map<const ggml_tensor *, const ggml_tensor *> & source_of = {}) {
+                  const std::map<const ggml_tensor *, const ggml_tensor *> & source_of = {},
+                  const mapped_file * mf = nullptr) {
     if (tensors.empty()) return;
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
@@ -63,12 +75,15 @@ void read_tensors(const gguf_file & f, const std::vector<ggml_tensor *> & tensor
     std::exception_ptr err;
     auto work = [&]() {
         try {
-            std::ifstream in(f.path, std::ios::binary);
-            if (!in) throw std::runtime_error("cannot open model file '" + f.path + "'");
+            std::ifstream in;
+            if (!mf) {
+                in.open(f.path, std::ios::binary);
+                if (!in) throw std::runtime_error("cannot open model file '" + f.path + "'");
+            }
             std::vector<char> staging;
             for (size_t i = next++; i < tensors.size() && !failed; i = next++) {
                 const auto src = source_of.find(tensors[i]);
-                read_tensor(f, in, staging, tensors[i], src == source_of.end() ? tensors[i] : src->second);
+                read_tensor(f, mf, in, staging, tensors[i], src == source_of.end() ? tensors[i] : src->second);
             }
         } catch (...) {
             std::lock_guard<std::mutex> lock(err_mutex);
@@ -154,13 +169,9 @@ ggml_tensor * make_twin(model_base & m, const ggml_tensor * source) {
 
 // Points `tensors` into the mapped file; false (nothing changed) when the file cannot be mapped or
 // the device does not take the host pointer. Throws if the file no longer holds every tensor.
-bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_tensor *> & tensors) {
-    std::shared_ptr<mapped_file> mf;
-    try {
-        mf = std::make_shared<mapped_file>(f.path);
-    } catch (const std::runtime_error &) {
-        return false; // e.g. a file system without mmap: read instead
-    }
+bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_tensor *> & tensors,
+                 const std::shared_ptr<mapped_file> & mf) {
+    if (!mf) return false;
     std::vector<size_t> offsets;
     size_t max_size = 0;
     for (ggml_tensor * t : tensors) {
@@ -413,13 +424,21 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     }
     m.weight_bytes = 0;
     m.info_.repacked_tensors = 0;
+    std::shared_ptr<mapped_file> mf;
+    if (map) {
+        try {
+            mf = std::make_shared<mapped_file>(f.path);
+        } catch (const std::runtime_error &) { // e.g. a file system without mmap: read instead
+        }
+    }
     for (const auto & g : repacked) {
         m.bufs_w.push_back(alloc_group(g.first, g.second, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
-        read_tensors(f, g.second, m.n_threads, source_of);
+        // repacking reads the mapping in place (no copy through a read() buffer) where it is CPU work
+        read_tensors(f, g.second, m.n_threads, source_of, mf.get());
         m.info_.repacked_tensors += (int64_t) g.second.size();
     }
-    const bool mapped = map && !rest.empty() && map_tensors(m, f, rest);
+    const bool mapped = map && !rest.empty() && map_tensors(m, f, rest, mf);
     if (!mapped && !rest.empty()) {
         m.bufs_w.push_back(alloc_group(ggml_backend_dev_buffer_type(m.device), rest, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());

@@ -1,6 +1,7 @@
 #include "mapped_file.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -63,6 +64,8 @@ mapped_file::mapped_file(const std::string & path) {
     }
 }
 
+void mapped_file::release(const char *, size_t) const {} // no cheap equivalent; the pages stay mapped
+
 mapped_file::~mapped_file() {
     if (addr_) UnmapViewOfFile(addr_);
     if (mapping_) CloseHandle((HANDLE) mapping_);
@@ -93,6 +96,12 @@ mapped_file::mapped_file(const std::string & path) {
         addr_ = p;
     }
     ::close(fd); // the mapping keeps the file
+}
+
+void mapped_file::release(const char * p, size_t n) const {
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t start = ((uintptr_t) p + page - 1) / page * page, end = ((uintptr_t) p + n) / page * page;
+    if (end > start) madvise((void *) start, end - start, MADV_DONTNEED);
 }
 
 mapped_file::~mapped_file() {

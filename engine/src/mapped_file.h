@@ -21,6 +21,9 @@ public:
 
     const char * data() const { return static_cast<const char *>(addr_); }
     size_t size() const { return size_; }
+    // Tells the OS this process is done with the whole pages inside [p, p + n): they leave its
+    // resident set (the page cache keeps them; reading them again maps them back). A hint.
+    void release(const char * p, size_t n) const;
 
 private:
     void * addr_ = nullptr;

@@ -156,3 +156,23 @@ def test_repacked_weights_read_on_several_threads_are_the_same(
     one, two = run(1), run(2)
     for k in one:
         np.testing.assert_array_equal(one[k], two[k], err_msg=k)
+
+
+def test_repacked_weights_from_the_mapping_or_a_read_are_the_same(
+    gguf_path: Callable[[str, str], Path],
+) -> None:
+    """With mmap the repacked tensors are re-laid out straight from the mapped file (its pages then
+    released); without, through read(). Both must give the same weights."""
+    q4k = gguf_path("tiny_wide", "Q4_K")
+
+    def run(mmap: bool) -> dict[str, np.ndarray]:
+        m = engine.Model(q4k, backend="cpu", n_threads=2, mmap=mmap)
+        assert m.info["repacked_tensors"] > 1 and m.info["weights_mapped"] is mmap
+        s = _engine.Stream(m._m, latency_ms=480, stop_at_end_of_utterance=True, capture=True)
+        s.feed(load_clip("speech_short.wav"))
+        s.finish()
+        return {k: np.asarray(s.captured()[k]) for k in ("enc_out", "logits")}
+
+    mapped, read = run(True), run(False)
+    for k in mapped:
+        np.testing.assert_array_equal(mapped[k], read[k], err_msg=k)
