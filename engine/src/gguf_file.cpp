@@ -33,6 +33,10 @@ size_t file_offset(const gguf_file & f, const ggml_tensor * t) {
     return gguf_get_data_offset(f.gguf) + gguf_get_tensor_offset(f.gguf, gguf_find_tensor(f.gguf, ggml_get_name(t)));
 }
 
+std::runtime_error truncated(const gguf_file & f, const ggml_tensor * t) {
+    return std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+}
+
 // Reads one tensor's bytes, found at `from`'s place in the file, into `t`'s (allocated) buffer:
 // straight from the mapping when there is one (then its pages are released: the copy, repacked,
 // is what the model keeps), else through `in`.
@@ -42,7 +46,7 @@ void read_tensor(const gguf_file & f, const mapped_file * mf, std::ifstream & in
     if (mf) {
         const size_t off = file_offset(f, from);
         if (off + nbytes > mf->size()) { // the file changed since it was opened
-            throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+            throw truncated(f, t);
         }
         ggml_backend_tensor_set(t, mf->data() + off, 0, nbytes);
         mf->release(mf->data() + off, nbytes);
@@ -57,7 +61,7 @@ void read_tensor(const gguf_file & f, const mapped_file * mf, std::ifstream & in
         if (in) ggml_backend_tensor_set(t, staging.data(), 0, nbytes);
     }
     if (!in) {
-        throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+        throw truncated(f, t);
     }
 }
 
@@ -177,7 +181,7 @@ bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_ten
     for (ggml_tensor * t : tensors) {
         const size_t off = file_offset(f, t);
         if (off + ggml_nbytes(t) > mf->size()) { // the file changed since it was opened
-            throw std::runtime_error("model file '" + f.path + "' is truncated (tensor '" + ggml_get_name(t) + "')");
+            throw truncated(f, t);
         }
         offsets.push_back(off);
         max_size = std::max(max_size, ggml_nbytes(t));
@@ -210,7 +214,6 @@ model_base::~model_base() {
 }
 
 void request_product_twin(model_base & m, ggml_tensor * source, ggml_tensor ** slot) {
-    *slot = source;
     m.twin_requests.push_back({source, slot});
 }
 
@@ -438,7 +441,7 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
         read_tensors(f, g.second, m.n_threads, source_of, mf.get());
         m.info_.repacked_tensors += (int64_t) g.second.size();
     }
-    const bool mapped = map && !rest.empty() && map_tensors(m, f, rest, mf);
+    const bool mapped = !rest.empty() && map_tensors(m, f, rest, mf); // mf: only where `map`
     if (!mapped && !rest.empty()) {
         m.bufs_w.push_back(alloc_group(ggml_backend_dev_buffer_type(m.device), rest, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());

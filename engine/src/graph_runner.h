@@ -38,6 +38,15 @@ public:
     void alloc(ggml_cgraph * gf, int slot = 0);
     // Runs the graph (again, for a kept graph whose inputs were set); throws on backend failure.
     void compute(ggml_cgraph * gf, int slot = 0);
+    // A graph without inputs (copies between device tensors) built by `build` in slot 0, allocated
+    // and computed once.
+    template <typename Build> void run_once(Build && build) {
+        ggml_context * ctx = begin();
+        ggml_cgraph * gf = new_graph(ctx);
+        build(ctx, gf);
+        alloc(gf);
+        compute(gf);
+    }
 
     ggml_backend_buffer_type_t weights_buft() const;
 

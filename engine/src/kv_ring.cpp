@@ -4,8 +4,6 @@
 
 #include "graph_runner.h"
 
-#include <ggml-alloc.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,64 +11,44 @@
 
 namespace captionist {
 
-kv_ring::~kv_ring() {
-    finish_grow();
-    if (buf_rows_) ggml_backend_buffer_free(buf_rows_);
-    if (ctx_rows_) ggml_free(ctx_rows_);
-    if (buf_) ggml_backend_buffer_free(buf_);
-    if (ctx_) ggml_free(ctx_);
-}
-
 bool kv_ring::add_row_copy(ggml_backend_buffer_type_t buft) {
     if (value_rows_ || has_row_copy()) return has_row_copy();
-    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (n_layer_ + 1),
-                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
-    ggml_context * ctx = ggml_init(p);
-    if (!ctx) return false;
+    auto mem = std::make_unique<persistent_tensors>(n_layer_);
     std::vector<ggml_tensor *> rows((size_t) n_layer_);
-    for (int il = 0; il < n_layer_; ++il) rows[(size_t) il] = ggml_new_tensor_2d(ctx, type_, k_[il]->ne[0], allocated_);
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
-    if (!buf) {
-        ggml_free(ctx);
+    for (int il = 0; il < n_layer_; ++il) rows[(size_t) il] = mem->add(type_, k_[il]->ne[0], allocated_, "v_rows");
+    try {
+        mem->alloc(buft);
+    } catch (const std::runtime_error &) {
         return false;
     }
-    ggml_backend_buffer_clear(buf, 0);
-    ctx_rows_ = ctx;
-    buf_rows_ = buf;
+    rows_mem_ = std::move(mem);
     vr_ = std::move(rows);
     return true;
 }
 
 void kv_ring::fill_row_copy(ggml_context * ctx, ggml_cgraph * gf) const {
     for (int il = 0; il < n_layer_; ++il) {
-        // v_ is [capacity, row]: its transpose is [row, capacity], the row copy's shape
+        // v_ is [allocated, row]: its transpose is [row, allocated], the row copy's shape
         ggml_build_forward_expand(gf, copy_into_view(ctx, ggml_transpose(ctx, v_[il]), vr_[(size_t) il]));
     }
 }
 
-bool kv_ring::alloc_tensors(ggml_backend_buffer_type_t buft, int slots, ggml_context ** ctx_out,
-                            ggml_backend_buffer_t * buf_out, std::vector<ggml_tensor *> & k,
-                            std::vector<ggml_tensor *> & v) const {
-    ggml_init_params p = {/*mem_size =*/ggml_tensor_overhead() * (size_t) (2 * n_layer_ + 2),
-                          /*mem_buffer =*/nullptr, /*no_alloc =*/true};
-    ggml_context * ctx = ggml_init(p);
-    if (!ctx) return false;
+kv_ring::tensors kv_ring::alloc_tensors(ggml_backend_buffer_type_t buft, int slots) const {
+    tensors t;
+    auto mem = std::make_unique<persistent_tensors>(2 * n_layer_);
     const int64_t row = (int64_t) head_dim_ * n_head_kv_;
-    k.assign((size_t) n_layer_, nullptr);
-    v.assign((size_t) n_layer_, nullptr);
     for (int il = 0; il < n_layer_; ++il) {
-        k[(size_t) il] = ggml_new_tensor_2d(ctx, type_, row, slots);
-        v[(size_t) il] = value_rows_ ? ggml_new_tensor_2d(ctx, type_, row, slots) : ggml_new_tensor_2d(ctx, type_, slots, row);
+        t.k.push_back(mem->add(type_, row, slots, "k_cache"));
+        t.v.push_back(value_rows_ ? mem->add(type_, row, slots, "v_cache") : mem->add(type_, slots, row, "v_cache"));
     }
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft);
-    if (!buf) {
-        ggml_free(ctx);
-        return false;
+    try {
+        mem->alloc(buft);
+    } catch (const std::runtime_error &) {
+        return tensors();
     }
-    ggml_backend_buffer_clear(buf, 0);
-    *ctx_out = ctx;
-    *buf_out = buf;
-    return true;
+    t.mem = std::move(mem);
+    t.slots = slots;
+    return t;
 }
 
 void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer, int n_head_kv, int head_dim,
@@ -83,7 +61,11 @@ void kv_ring::init(ggml_backend_buffer_type_t buft, ggml_type type, int n_layer,
     window_ = window;
     capacity_ = capacity;
     allocated_ = allocated > 0 ? std::min(allocated, capacity) : capacity;
-    if (!alloc_tensors(buft, allocated_, &ctx_, &buf_, k_, v_)) throw std::runtime_error("not enough memory for the KV cache");
+    tensors t = alloc_tensors(buft, allocated_);
+    if (!t.mem) throw std::runtime_error("not enough memory for the KV cache");
+    mem_ = std::move(t.mem);
+    k_ = std::move(t.k);
+    v_ = std::move(t.v);
     clear();
 }
 
@@ -92,33 +74,32 @@ bool kv_ring::fits(int64_t pos0, int n) const {
 }
 
 bool kv_ring::begin_grow(ggml_backend_buffer_type_t buft, int slots, int step) {
-    if (has_row_copy() || grown_from_.ctx) throw std::logic_error("kv_ring::begin_grow: not with a row copy, nor twice");
+    if (has_row_copy() || grown_from_.mem) throw std::logic_error("kv_ring::begin_grow: not with a row copy, nor twice");
     if (next_pos_ > allocated_) throw std::logic_error("kv_ring::begin_grow: the ring has wrapped");
     const int want = std::min(capacity_, std::max({slots, 2 * allocated_, (slots + step - 1) / step * step}));
     if (want <= allocated_) return true;
-    old_tensors old{ctx_, buf_, k_, v_, allocated_};
-    ggml_context * ctx = nullptr;
-    ggml_backend_buffer_t buf = nullptr;
-    std::vector<ggml_tensor *> k, v;
-    if (!alloc_tensors(buft, want, &ctx, &buf, k, v)) return false;
-    grown_from_ = std::move(old);
-    ctx_ = ctx;
-    buf_ = buf;
-    k_ = std::move(k);
-    v_ = std::move(v);
+    tensors t = alloc_tensors(buft, want);
+    if (!t.mem) return false;
+    grown_from_.mem = std::move(mem_);
+    grown_from_.k = std::move(k_);
+    grown_from_.v = std::move(v_);
+    grown_from_.slots = allocated_;
+    mem_ = std::move(t.mem);
+    k_ = std::move(t.k);
+    v_ = std::move(t.v);
     allocated_ = want;
     generation_ += 1;
     return true;
 }
 
 void kv_ring::copy_grown(ggml_context * ctx, ggml_cgraph * gf) const {
-    const int n = grown_from_.allocated;
+    const int n = grown_from_.slots;
     for (int il = 0; il < n_layer_; ++il) {
-        const ggml_tensor * ok = grown_from_.k[(size_t) il];
+        ggml_tensor * ok = grown_from_.k[(size_t) il];
         ggml_tensor * ov = grown_from_.v[(size_t) il];
         // keys and value rows: the first n rows; value columns: the first n entries of each row
         ggml_tensor * kd = ggml_view_2d(ctx, k_[il], ok->ne[0], n, k_[il]->nb[1], 0);
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, grown_from_.k[(size_t) il], kd));
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, ok, kd));
         ggml_tensor * vd = value_rows_ ? ggml_view_2d(ctx, v_[il], ov->ne[0], n, v_[il]->nb[1], 0)
                                        : ggml_view_2d(ctx, v_[il], n, ov->ne[1], v_[il]->nb[1], 0);
         ggml_build_forward_expand(gf, copy_into_view(ctx, ov, vd));
@@ -126,20 +107,18 @@ void kv_ring::copy_grown(ggml_context * ctx, ggml_cgraph * gf) const {
 }
 
 void kv_ring::finish_grow() {
-    if (grown_from_.buf) ggml_backend_buffer_free(grown_from_.buf);
-    if (grown_from_.ctx) ggml_free(grown_from_.ctx);
-    grown_from_ = old_tensors();
+    grown_from_ = tensors();
 }
 
 void kv_ring::clear() {
-    if (next_pos_ > 0 && buf_) ggml_backend_buffer_clear(buf_, 0);
-    if (next_pos_ > 0 && buf_rows_) ggml_backend_buffer_clear(buf_rows_, 0);
+    if (next_pos_ > 0 && mem_) mem_->clear();
+    if (next_pos_ > 0 && rows_mem_) rows_mem_->clear();
     next_pos_ = 0;
     slot_pos_.assign(capacity_, -1);
 }
 
 size_t kv_ring::bytes() const {
-    return (buf_ ? ggml_backend_buffer_get_size(buf_) : 0) + (buf_rows_ ? ggml_backend_buffer_get_size(buf_rows_) : 0);
+    return (mem_ ? mem_->bytes() : 0) + (rows_mem_ ? rows_mem_->bytes() : 0);
 }
 
 void kv_ring::claim(int64_t pos0, int n) {

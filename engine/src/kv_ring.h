@@ -19,10 +19,13 @@
 // attention while single steps keep the products.
 #pragma once
 
+#include "persistent_tensors.h"
+
 #include <ggml-backend.h>
 #include <ggml.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace captionist {
@@ -32,7 +35,6 @@ public:
     kv_ring() = default;
     kv_ring(const kv_ring &) = delete;
     kv_ring & operator=(const kv_ring &) = delete;
-    ~kv_ring();
 
     // Allocates n_layer K and V tensors on `buft` for `capacity` slots, of which `allocated` (0: all;
     // else at most capacity) now. Throws on allocation failure.
@@ -112,30 +114,27 @@ private:
     // the slots of positions pos0.. of one layer's keys or values, shaped as slot_shape()
     ggml_tensor * slot_view(ggml_context * ctx, int il, bool value, int64_t pos0, int n) const;
 
-    // k_/v_ (allocated_ slots) in a new context and buffer; false when either cannot be had
-    bool alloc_tensors(ggml_backend_buffer_type_t buft, int slots, ggml_context ** ctx, ggml_backend_buffer_t * buf,
-                       std::vector<ggml_tensor *> & k, std::vector<ggml_tensor *> & v) const;
+    // Key and value tensors of `slots` slots per layer, allocated zeroed on `buft`.
+    struct tensors {
+        std::unique_ptr<persistent_tensors> mem;
+        std::vector<ggml_tensor *> k, v;
+        int slots = 0;
+    };
+    // nullptr mem when the memory is not there
+    tensors alloc_tensors(ggml_backend_buffer_type_t buft, int slots) const;
 
     int n_layer_ = 0, n_head_kv_ = 0, head_dim_ = 0, window_ = 0, capacity_ = 0, allocated_ = 0;
     uint64_t generation_ = 0;
-    struct old_tensors {
-        ggml_context * ctx = nullptr;
-        ggml_backend_buffer_t buf = nullptr;
-        std::vector<ggml_tensor *> k, v;
-        int allocated = 0;
-    };
-    old_tensors grown_from_; // between begin_grow() and finish_grow()
+    tensors grown_from_; // between begin_grow() and finish_grow()
     bool value_rows_ = false;
     ggml_type type_ = GGML_TYPE_F32;
     int64_t next_pos_ = 0;
     std::vector<int64_t> slot_pos_; // absolute position held by each slot, -1 if empty
-    ggml_context * ctx_ = nullptr;
-    ggml_backend_buffer_t buf_ = nullptr;
-    std::vector<ggml_tensor *> k_; // [head_dim*n_head_kv, capacity]  row per slot
-    std::vector<ggml_tensor *> v_; // [capacity, head_dim*n_head_kv] column per slot, or like k_
+    std::unique_ptr<persistent_tensors> mem_;      // k_ and v_
+    std::vector<ggml_tensor *> k_; // [head_dim*n_head_kv, allocated]  row per slot
+    std::vector<ggml_tensor *> v_; // [allocated, head_dim*n_head_kv] column per slot, or like k_
+    std::unique_ptr<persistent_tensors> rows_mem_; // vr_
     std::vector<ggml_tensor *> vr_; // the row copy of v_ (like k_), when added
-    ggml_context * ctx_rows_ = nullptr;
-    ggml_backend_buffer_t buf_rows_ = nullptr;
 
     // Views store() adds to `writes` per layer of a batch that does not wrap: key, value, row copy.
     int writes_per_layer() const { return has_row_copy() ? 6 : 4; }

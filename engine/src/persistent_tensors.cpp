@@ -31,6 +31,10 @@ void persistent_tensors::alloc(ggml_backend_buffer_type_t buft) {
     ggml_backend_buffer_clear(buf_, 0);
 }
 
+void persistent_tensors::clear() {
+    if (buf_) ggml_backend_buffer_clear(buf_, 0);
+}
+
 size_t persistent_tensors::bytes() const {
     return buf_ ? ggml_backend_buffer_get_size(buf_) : 0;
 }

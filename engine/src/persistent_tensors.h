@@ -24,6 +24,8 @@ public:
     ggml_tensor * add(ggml_type type, int64_t ne0, int64_t ne1, const char * name);
     // Allocates every declared tensor on `buft`, zero-filled. Throws when the memory is not there.
     void alloc(ggml_backend_buffer_type_t buft);
+    // Zero-fills every tensor again (after alloc()).
+    void clear();
     size_t bytes() const;
 
 private:

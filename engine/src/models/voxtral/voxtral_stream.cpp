@@ -170,14 +170,12 @@ void voxtral_stream::restore_encoder_silence() {
     if (!s) return;
     const auto t0 = std::chrono::steady_clock::now();
     enc_ring_.claim(0, s->slots.n_positions);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    enc_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-    ggml_tensor * dst = dstate_.audio_embeds; // the silent tokens' slots are 0.. (embed_slot)
-    ggml_tensor * slots = ggml_view_2d(ctx, dst, dst->ne[0], s->n_tokens, dst->nb[1], 0);
-    ggml_build_forward_expand(gf, ggml_cpy(ctx, s->embeds, slots));
-    runner_.alloc(gf);
-    runner_.compute(gf);
+    runner_.run_once([&](ggml_context * ctx, ggml_cgraph * gf) {
+        enc_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+        ggml_tensor * dst = dstate_.audio_embeds; // the silent tokens' slots are 0.. (embed_slot)
+        ggml_tensor * slots = ggml_view_2d(ctx, dst, dst->ne[0], s->n_tokens, dst->nb[1], 0);
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, s->embeds, slots));
+    });
     mel_next_ = (int64_t) s->n_tokens * m_->hp.mel_frames_per_token;
     mel_prev_ = s->mel_prev;
     conv1_prev_ = s->conv1_prev;
@@ -196,14 +194,12 @@ void voxtral_stream::save_encoder_silence() {
         const int n_positions = n_silent_ * (int) m_->hp.downsample_factor;
         auto s = std::make_shared<encoder_silence>(enc_ring_, runner_.weights_buft(), n_positions, n_silent_,
                                                    (int64_t) m_->hp.dec_n_embd);
-        ggml_context * ctx = runner_.begin();
-        ggml_cgraph * gf = runner_.new_graph(ctx);
-        enc_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-        ggml_tensor * src = dstate_.audio_embeds;
-        ggml_tensor * slots = ggml_view_2d(ctx, src, src->ne[0], n_silent_, src->nb[1], 0);
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, slots, s->embeds));
-        runner_.alloc(gf);
-        runner_.compute(gf);
+        runner_.run_once([&](ggml_context * ctx, ggml_cgraph * gf) {
+            enc_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
+            ggml_tensor * src = dstate_.audio_embeds;
+            ggml_tensor * slots = ggml_view_2d(ctx, src, src->ne[0], n_silent_, src->nb[1], 0);
+            ggml_build_forward_expand(gf, ggml_cpy(ctx, slots, s->embeds));
+        });
         s->mel_prev = mel_prev_;
         s->conv1_prev = conv1_prev_;
         m_->silence.put(std::move(s));
@@ -220,11 +216,8 @@ bool voxtral_stream::restore_decoder_silence(int n) {
     const auto t0 = std::chrono::steady_clock::now();
     grow_decoder_ring(0, n);
     dec_ring_.claim(0, n);
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    dec_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-    runner_.alloc(gf);
-    runner_.compute(gf);
+    runner_.run_once(
+        [&](ggml_context * ctx, ggml_cgraph * gf) { dec_ring_.restore_slots(ctx, gf, 0, s->slots.k, s->slots.v); });
     dec_pos_ = n;
     timings_.decoder_ms += ms_since(t0);
     timings_.n_silence_positions_restored += n;
@@ -235,11 +228,8 @@ void voxtral_stream::save_decoder_silence(int n) {
     if (!silence_reusable() || m_->silence.decoder(delay_)) return;
     try { // as save_encoder_silence()
         auto s = std::make_shared<decoder_silence>(dec_ring_, runner_.weights_buft(), n, delay_);
-        ggml_context * ctx = runner_.begin();
-        ggml_cgraph * gf = runner_.new_graph(ctx);
-        dec_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v);
-        runner_.alloc(gf);
-        runner_.compute(gf);
+        runner_.run_once(
+            [&](ggml_context * ctx, ggml_cgraph * gf) { dec_ring_.save_slots(ctx, gf, 0, s->slots.k, s->slots.v); });
         m_->silence.put(std::move(s));
     } catch (const std::exception &) {
     }
@@ -376,11 +366,7 @@ bool voxtral_stream::encoder_row_copy() {
         row_copy_failed_ = true;
         return false;
     }
-    ggml_context * ctx = runner_.begin();
-    ggml_cgraph * gf = runner_.new_graph(ctx);
-    enc_ring_.fill_row_copy(ctx, gf);
-    runner_.alloc(gf);
-    runner_.compute(gf);
+    runner_.run_once([&](ggml_context * ctx, ggml_cgraph * gf) { enc_ring_.fill_row_copy(ctx, gf); });
     return true;
 }
 
@@ -395,11 +381,7 @@ void voxtral_stream::grow_decoder_ring(int64_t pos0, int n) {
                                  std::to_string(2 * dec_ring_.allocated()) + " positions)");
     }
     try {
-        ggml_context * ctx = runner_.begin();
-        ggml_cgraph * gf = runner_.new_graph(ctx);
-        dec_ring_.copy_grown(ctx, gf);
-        runner_.alloc(gf);
-        runner_.compute(gf);
+        runner_.run_once([&](ggml_context * ctx, ggml_cgraph * gf) { dec_ring_.copy_grown(ctx, gf); });
     } catch (...) {
         dec_ring_.finish_grow();
         throw;
