@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,12 +68,15 @@ def rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(x, dtype=np.float64))))
 
 
-def captured(path: Path, key: str, latency_ms: int, **env: str) -> tuple[np.ndarray, engine.Model]:
-    m = engine.Model(path, backend="cpu", n_threads=2)
+def captured(
+    path: Path, latency_ms: int = 480, **model_args: Any
+) -> tuple[dict[str, np.ndarray], engine.Model]:
+    """Every intermediate of a stream over speech_short.wav, and its model (2 threads unless given)."""
+    m = engine.Model(path, backend="cpu", **{"n_threads": 2, **model_args})
     s = _engine.Stream(m._m, latency_ms=latency_ms, stop_at_end_of_utterance=True, capture=True)
     s.feed(load_clip("speech_short.wav"))
     s.finish()
-    return np.asarray(s.captured()[key]), m
+    return {k: np.asarray(v) for k, v in s.captured().items()}, m
 
 
 def check_repacked_like_plain(
@@ -89,10 +93,12 @@ def check_repacked_like_plain(
     than either is to F32 (a wrong layout would be off by the size of the values). `rows`: compare
     only the first rows captured (later ones may follow different ids); `max_quant_error`: how far
     Q4_K may be from F32 at all, relative to the values (the tiny model's logits amplify it)."""
-    exact, _ = captured(f32, key, latency_ms)
-    repacked, m_rep = captured(q4k, key, latency_ms)
+    exact = captured(f32, latency_ms)[0][key]
+    repacked_all, m_rep = captured(q4k, latency_ms)
+    repacked = repacked_all[key]
     monkeypatch.setenv("CAPTIONIST_NO_REPACK", "1")
-    plain, m_plain = captured(q4k, key, latency_ms)
+    plain_all, m_plain = captured(q4k, latency_ms)
+    plain = plain_all[key]
     monkeypatch.delenv("CAPTIONIST_NO_REPACK")
     if rows is not None:
         exact, repacked, plain = exact[:rows], repacked[:rows], plain[:rows]
@@ -144,17 +150,9 @@ def test_repacked_weights_read_on_several_threads_are_the_same(
     """weights_load shares the repacked tensors out among the model's threads: every tensor must
     land whole and in its own place (ggml's products give the same bits on any thread count)."""
     q4k = gguf_path("tiny_wide", "Q4_K")
-
-    def run(n_threads: int) -> dict[str, np.ndarray]:
-        m = engine.Model(q4k, backend="cpu", n_threads=n_threads)
-        assert m.info["repacked_tensors"] > 1
-        s = _engine.Stream(m._m, latency_ms=480, stop_at_end_of_utterance=True, capture=True)
-        s.feed(load_clip("speech_short.wav"))
-        s.finish()
-        return {k: np.asarray(s.captured()[k]) for k in ("enc_out", "logits")}
-
-    one, two = run(1), run(2)
-    for k in one:
+    (one, m_one), (two, m_two) = captured(q4k, n_threads=1), captured(q4k, n_threads=2)
+    assert m_one.info["repacked_tensors"] > 1 and m_two.info["repacked_tensors"] > 1
+    for k in ("enc_out", "logits"):
         np.testing.assert_array_equal(one[k], two[k], err_msg=k)
 
 
@@ -164,15 +162,8 @@ def test_repacked_weights_from_the_mapping_or_a_read_are_the_same(
     """With mmap the repacked tensors are re-laid out straight from the mapped file (its pages then
     released); without, through read(). Both must give the same weights."""
     q4k = gguf_path("tiny_wide", "Q4_K")
-
-    def run(mmap: bool) -> dict[str, np.ndarray]:
-        m = engine.Model(q4k, backend="cpu", n_threads=2, mmap=mmap)
-        assert m.info["repacked_tensors"] > 1 and m.info["weights_mapped"] is mmap
-        s = _engine.Stream(m._m, latency_ms=480, stop_at_end_of_utterance=True, capture=True)
-        s.feed(load_clip("speech_short.wav"))
-        s.finish()
-        return {k: np.asarray(s.captured()[k]) for k in ("enc_out", "logits")}
-
-    mapped, read = run(True), run(False)
-    for k in mapped:
+    (mapped, m_mapped), (read, m_read) = captured(q4k, mmap=True), captured(q4k, mmap=False)
+    assert m_mapped.info["repacked_tensors"] > 1 and m_read.info["repacked_tensors"] > 1
+    assert m_mapped.info["weights_mapped"] is True and m_read.info["weights_mapped"] is False
+    for k in ("enc_out", "logits"):
         np.testing.assert_array_equal(mapped[k], read[k], err_msg=k)
