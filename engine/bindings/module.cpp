@@ -7,6 +7,7 @@
 // Every compute call releases the GIL.
 #include <captionist/engine.h>
 
+#include "../src/column_products.h"
 #include "../src/hparam_bounds.h"
 
 #include <gguf.h>
@@ -16,6 +17,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <stdexcept>
@@ -250,6 +252,7 @@ public:
         d["weights_mapped"] = i.weights_mapped;
         d["repacked_tensors"] = i.repacked_tensors;
         d["product_twins"] = i.product_twins;
+        d["column_kernels"] = i.column_kernels;
         d["flash_attention"] = i.flash_attention;
         d["batch_flash_attention"] = i.batch_flash_attention;
         d["kv_cache_type"] = i.kv_cache_type;
@@ -414,6 +417,34 @@ PYBIND11_MODULE(_engine, mod) {
     mod.def("check_metadata", &check_metadata, py::arg("items"),
             "Raise EngineError unless the (key, gguf type, value, array type) items would load: every "
             "hyper-parameter and tokenizer rule of the architecture's loader, without tensors.");
+    mod.def("column_kernel_levels", &column_kernel_levels,
+            "The few-column product kernel levels this CPU can run, best first (column_kernels.h).");
+    mod.def("column_product_count", &column_product_count,
+            "Products computed through the column kernels in this process so far (for tests).");
+    mod.def(
+        "weight_product",
+        [](py::array_t<float, py::array::c_style | py::array::forcecast> w,
+           py::array_t<float, py::array::c_style | py::array::forcecast> x, const std::string & type,
+           const std::string & level, int n_threads, int copies, int repeat) {
+            if (w.ndim() != 2 || x.ndim() != 2 || w.shape(1) != x.shape(1)) {
+                throw std::invalid_argument("w must be [m, k] and x [n, k]");
+            }
+            const int64_t m = w.shape(0), k = w.shape(1), n = x.shape(0);
+            std::vector<float> wv(w.data(), w.data() + w.size()), xv(x.data(), x.data() + x.size());
+            double seconds = 0.0;
+            std::vector<float> out;
+            {
+                py::gil_scoped_release nogil;
+                out = run_weight_product(wv, m, k, xv, n, type, level, n_threads, copies, repeat, &seconds);
+            }
+            py::array_t<float> a({(py::ssize_t) n, (py::ssize_t) m});
+            std::copy(out.begin(), out.end(), a.mutable_data());
+            return py::make_tuple(a, seconds);
+        },
+        py::arg("w"), py::arg("x"), py::arg("type"), py::arg("level"), py::arg("n_threads") = 1, py::arg("copies") = 1,
+        py::arg("repeat") = 0,
+        "For tests and bench/bench_column_kernels.py: (x @ w.T stored as `type`, seconds of `repeat` timed runs) "
+        "on the CPU through the kernels of `level` or ggml_mul_mat (\"ggml\").");
     mod.def("physical_cores", &cpu_physical_cores);
     mod.def("default_n_threads", &default_n_threads);
     mod.def("compute_devices", [] {

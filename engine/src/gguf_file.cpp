@@ -1,6 +1,7 @@
 #include "gguf_file.h"
 
 #include "backend_registry.h"
+#include "column_products.h"
 #include "env_flag.h"
 #include "mapped_file.h"
 #include "utf8_assembler.h"
@@ -453,6 +454,8 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     info.path = f.path;
     info.backend = m.backend_name;
     info.cpu_features = cpu_backend_features();
+    m.column_kernels = choose_column_kernels(m.device);
+    info.column_kernels = m.column_kernels ? m.column_kernels->name : "";
     info.n_threads = m.n_threads;
     info.weight_bytes = m.weight_bytes;
     info.tensor_types.clear();

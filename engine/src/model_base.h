@@ -7,6 +7,8 @@
 
 #include <captionist/engine.h>
 
+#include "column_kernels.h"
+
 #include <ggml-backend.h>
 #include <ggml.h>
 
@@ -29,6 +31,7 @@ struct model_base : public model {
     std::shared_ptr<const void> mapping;   // keeps the mapped file alive while bufs_w point into it
     std::set<const ggml_tensor *> matrices; // weights used only as the first operand of products
     size_t weight_bytes = 0;
+    const column_kernel_set * column_kernels = nullptr; // build_weight_product's CPU kernels, if any
 
     // Product twins (request_product_twin in gguf_file.h): a weight that other ops also read by row
     // gets a second, repacked copy for its products where ggml's CPU backend has that layout.

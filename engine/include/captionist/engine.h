@@ -71,6 +71,7 @@ struct model_info {
     bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
     int64_t product_twins = 0;       // of those, second copies of weights also read by row (tied head)
+    std::string column_kernels;      // our few-column product kernels on this CPU ("avx512_vnni", "avx2", "")
     bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
     bool batch_flash_attention = false; // only large batches do, from a row copy of the values (CPU, F16 caches)
     std::string kv_cache_type;       // ggml type of the attention caches ("f32", "f16")

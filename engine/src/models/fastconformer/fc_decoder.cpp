@@ -1,5 +1,6 @@
 #include "fc_decoder.h"
 
+#include "column_products.h"
 #include "fc_model.h"
 #include "fc_state.h"
 
@@ -58,7 +59,7 @@ fc_joint_graph build_fc_joint_graph(ggml_context * ctx, ggml_cgraph * gf, const 
         ggml_build_forward_expand(gf, ggml_cpy(ctx, pred, state.pred));
     }
     ggml_tensor * z = activation(ctx, hp.joint_act, ggml_add(ctx, g.frames, pred)); // [J, n]
-    ggml_tensor * logits = ggml_add(ctx, ggml_mul_mat(ctx, w.joint_out_w, z), w.joint_out_b); // [V, n]
+    ggml_tensor * logits = ggml_add(ctx, build_weight_product(ctx, m, w.joint_out_w, z), w.joint_out_b); // [V, n]
     if (capture) {
         g.logits = logits;
         ggml_set_output(logits);

@@ -1,5 +1,6 @@
 #include "fc_encoder.h"
 
+#include "column_products.h"
 #include "fc_model.h"
 #include "fc_state.h"
 #include "graph_copy.h"
@@ -17,11 +18,14 @@ ggml_tensor * layer_norm(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, g
     return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, eps), w), b);
 }
 
-// W · x. Two columns (the 160 ms chunks) go as a batch of two single columns: ggml's CPU backend
-// hands every product of 2 or more columns to llamafile's tinyBLAS, which is slower than ggml's own
-// dot-product loop at 2 columns (0.6B F16, 160 ms, 1 thread: 115 vs 88 ms per chunk), while the
-// batch form takes that loop and still reads each weight row once for both columns.
-ggml_tensor * matmul(ggml_context * ctx, ggml_tensor * w, ggml_tensor * x) {
+// W · x, through our few-column kernels where they apply (column_products.h). Otherwise two
+// columns (the 160 ms chunks) go as a batch of two single columns: ggml's CPU backend hands every
+// product of 2 or more columns to llamafile's tinyBLAS, which is slower than ggml's own dot-product
+// loop at 2 columns (0.6B F16, 160 ms, 1 thread: 115 vs 88 ms per chunk), while the batch form
+// takes that loop and still reads each weight row once for both columns.
+ggml_tensor * matmul(ggml_context * ctx, const fc_model & m, ggml_tensor * w, ggml_tensor * x) {
+    ggml_tensor * y = build_weight_product(ctx, m, w, x);
+    if (y->op != GGML_OP_MUL_MAT) return y;
     const bool plain = w->buffer == nullptr || ggml_backend_buffer_is_host(w->buffer); // not repacked, not a GPU
     if (plain && x->ne[1] == 2 && x->ne[2] == 1 && x->ne[3] == 1 && ggml_is_contiguous(x)) {
         ggml_tensor * y = ggml_mul_mat(ctx, w, ggml_reshape_3d(ctx, x, x->ne[0], 1, 2));
@@ -30,14 +34,14 @@ ggml_tensor * matmul(ggml_context * ctx, ggml_tensor * w, ggml_tensor * x) {
     return ggml_mul_mat(ctx, w, x);
 }
 
-ggml_tensor * linear(ggml_context * ctx, ggml_tensor * w, ggml_tensor * b, ggml_tensor * x) {
-    return ggml_add(ctx, matmul(ctx, w, x), b);
+ggml_tensor * linear(ggml_context * ctx, const fc_model & m, ggml_tensor * w, ggml_tensor * b, ggml_tensor * x) {
+    return ggml_add(ctx, matmul(ctx, m, w, x), b);
 }
 
 // FFN = down(silu(up(x)))
-ggml_tensor * feed_forward(ggml_context * ctx, ggml_tensor * x, ggml_tensor * up_w, ggml_tensor * up_b,
-                           ggml_tensor * down_w, ggml_tensor * down_b) {
-    return linear(ctx, down_w, down_b, ggml_silu(ctx, linear(ctx, up_w, up_b, x)));
+ggml_tensor * feed_forward(ggml_context * ctx, const fc_model & m, ggml_tensor * x, ggml_tensor * up_w,
+                           ggml_tensor * up_b, ggml_tensor * down_w, ggml_tensor * down_b) {
+    return linear(ctx, m, down_w, down_b, ggml_silu(ctx, linear(ctx, m, up_w, up_b, x)));
 }
 
 // Subsampling of the mel window to [C*F', n] frames (before the linear layer). Activations stay
@@ -80,7 +84,7 @@ ggml_tensor * subsample(ggml_context * ctx, const fc_model & m, fc_encoder_graph
             y = ggml_permute(ctx, y, 1, 2, 0, 3); // [C, F', T] (contiguous)
             if (y->ne[1] != F_out) y = ggml_view_3d(ctx, y, C, F_out, y->ne[2], y->nb[1], y->nb[2], 0);
             y = ggml_add(ctx, y, bias);
-            x = ggml_reshape_3d(ctx, linear(ctx, w.pw_w, w.pw_b, ggml_reshape_2d(ctx, y, C, F_out * y->ne[2])), C,
+            x = ggml_reshape_3d(ctx, linear(ctx, m, w.pw_w, w.pw_b, ggml_reshape_2d(ctx, y, C, F_out * y->ne[2])), C,
                                 F_out, y->ne[2]);
         }
         ggml_tensor * mask = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 1, 1, ranges[st + 1].count);
@@ -105,9 +109,9 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
     const int64_t E = hp.n_embd, hd = hp.head_dim(), nh = hp.n_head;
     const int64_t cap = geo.cap, W = n_cache + n;
 
-    ggml_tensor * q = ggml_reshape_3d(ctx, linear(ctx, l.wq, l.bq, h), hd, nh, n);
-    ggml_tensor * k = linear(ctx, l.wk, l.bk, h); // [E, n]
-    ggml_tensor * v = linear(ctx, l.wv, l.bv, h); // [E, n]
+    ggml_tensor * q = ggml_reshape_3d(ctx, linear(ctx, m, l.wq, l.bq, h), hd, nh, n);
+    ggml_tensor * k = linear(ctx, m, l.wk, l.bk, h); // [E, n]
+    ggml_tensor * v = linear(ctx, m, l.wv, l.bv, h); // [E, n]
 
     // store the batch's keys/values at their slots and at the mirrored slots
     ggml_tensor * kc = state.k[il];
@@ -162,7 +166,7 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
     ggml_tensor * attn = ggml_soft_max_ext(ctx, scores, mask, 1.0f / std::sqrt((float) hd), 0.0f);
     ggml_tensor * out = ggml_mul_mat(ctx, values, attn); // [hd, n, nh]
     out = ggml_cont_2d(ctx, ggml_permute(ctx, out, 0, 2, 1, 3), E, n);
-    return linear(ctx, l.wo, l.bo, out);
+    return linear(ctx, m, l.wo, l.bo, out);
 }
 
 // pw1 -> GLU -> causal depthwise conv (state.conv holds the previous kernel-1 inputs) -> norm -> SiLU -> pw2
@@ -171,7 +175,7 @@ ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model &
     const fc_hparams & hp = m.hp;
     const fc_layer & l = m.w.layers[il];
     const int64_t E = hp.n_embd, K = hp.conv_kernel;
-    ggml_tensor * x = linear(ctx, l.conv_pw1_w, l.conv_pw1_b, h); // [2E, n]
+    ggml_tensor * x = linear(ctx, m, l.conv_pw1_w, l.conv_pw1_b, h); // [2E, n]
     ggml_tensor * xa = ggml_view_2d(ctx, x, E, n, x->nb[1], 0);
     ggml_tensor * xb = ggml_view_2d(ctx, x, E, n, x->nb[1], E * ggml_element_size(x));
     // the gate made contiguous first: GPU backends (CUDA, Vulkan) run unary ops on contiguous
@@ -196,7 +200,7 @@ ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model &
     } else {
         y = ggml_add(ctx, ggml_mul(ctx, y, l.conv_dw_norm_w), l.conv_dw_norm_b); // folded batch norm
     }
-    return linear(ctx, l.conv_pw2_w, l.conv_pw2_b, ggml_silu(ctx, y));
+    return linear(ctx, m, l.conv_pw2_w, l.conv_pw2_b, ggml_silu(ctx, y));
 }
 
 } // namespace
@@ -252,7 +256,7 @@ fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, co
     g.attn_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_cache + n, n);
     ggml_set_input(g.attn_mask);
 
-    ggml_tensor * x = linear(ctx, w.sub_out_w, w.sub_out_b, subsample(ctx, m, g, ranges)); // [E, n]
+    ggml_tensor * x = linear(ctx, m, w.sub_out_w, w.sub_out_b, subsample(ctx, m, g, ranges)); // [E, n]
     x = ggml_scale(ctx, x, hp.xscale);
     if (capture) {
         g.enc_in = x;
@@ -261,13 +265,15 @@ fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, co
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const fc_layer & l = w.layers[il];
         ggml_tensor * h = layer_norm(ctx, x, l.ffn1_norm_w, l.ffn1_norm_b, hp.norm_eps);
-        x = ggml_add(ctx, x, ggml_scale(ctx, feed_forward(ctx, h, l.ffn1_up_w, l.ffn1_up_b, l.ffn1_down_w, l.ffn1_down_b), 0.5f));
+        x = ggml_add(ctx, x,
+                     ggml_scale(ctx, feed_forward(ctx, m, h, l.ffn1_up_w, l.ffn1_up_b, l.ffn1_down_w, l.ffn1_down_b), 0.5f));
         h = layer_norm(ctx, x, l.attn_norm_w, l.attn_norm_b, hp.norm_eps);
         x = ggml_add(ctx, x, self_attention(ctx, gf, m, state, (int) il, h, g.attn_mask, p0, n, n_cache, g.ring_views));
         h = layer_norm(ctx, x, l.conv_norm_w, l.conv_norm_b, hp.norm_eps);
         x = ggml_add(ctx, x, conv_module(ctx, gf, m, state, (int) il, h, n));
         h = layer_norm(ctx, x, l.ffn2_norm_w, l.ffn2_norm_b, hp.norm_eps);
-        x = ggml_add(ctx, x, ggml_scale(ctx, feed_forward(ctx, h, l.ffn2_up_w, l.ffn2_up_b, l.ffn2_down_w, l.ffn2_down_b), 0.5f));
+        x = ggml_add(ctx, x,
+                     ggml_scale(ctx, feed_forward(ctx, m, h, l.ffn2_up_w, l.ffn2_up_b, l.ffn2_down_w, l.ffn2_down_b), 0.5f));
         x = layer_norm(ctx, x, l.out_norm_w, l.out_norm_b, hp.norm_eps);
     }
     if (capture) {
@@ -277,11 +283,11 @@ fc_encoder_graph build_fc_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, co
     if (hp.n_prompts > 0) {
         // fc1 · [x; onehot(prompt)] = fc1_x · x + fc1_lang[prompt]
         ggml_tensor * lang = ggml_view_1d(ctx, w.prompt_fc1_lang, hp.prompt_n_ff, (size_t) prompt * w.prompt_fc1_lang->nb[1]);
-        ggml_tensor * p = ggml_add(ctx, ggml_add(ctx, matmul(ctx, w.prompt_fc1_w, x), lang), w.prompt_fc1_b);
-        x = linear(ctx, w.prompt_fc2_w, w.prompt_fc2_b, ggml_relu(ctx, p));
+        ggml_tensor * p = ggml_add(ctx, ggml_add(ctx, matmul(ctx, m, w.prompt_fc1_w, x), lang), w.prompt_fc1_b);
+        x = linear(ctx, m, w.prompt_fc2_w, w.prompt_fc2_b, ggml_relu(ctx, p));
     }
     g.movable = p0 % state.geo.cap + n <= state.geo.cap;
-    g.joint_enc = linear(ctx, w.enc_proj_w, w.enc_proj_b, x); // [J, n]
+    g.joint_enc = linear(ctx, m, w.enc_proj_w, w.enc_proj_b, x); // [J, n]
     ggml_set_output(g.joint_enc);
     ggml_build_forward_expand(gf, g.joint_enc);
     return g;

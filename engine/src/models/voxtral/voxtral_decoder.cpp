@@ -1,5 +1,6 @@
 #include "voxtral_decoder.h"
 
+#include "column_products.h"
 #include "graph_attention.h"
 #include "kv_ring.h"
 #include "voxtral_model.h"
@@ -35,24 +36,24 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
     for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
         const decoder_layer & l = w.dec[il];
         ggml_tensor * h = build_rms_norm(ctx, x, l.attn_norm, hp.dec_rms_eps);
-        ggml_tensor * q = ggml_mul_mat(ctx, l.wq, h);
-        ggml_tensor * k = ggml_mul_mat(ctx, l.wk, h);
-        ggml_tensor * v = ggml_mul_mat(ctx, l.wv, h);
+        ggml_tensor * q = build_weight_product(ctx, m, l.wq, h);
+        ggml_tensor * k = build_weight_product(ctx, m, l.wk, h);
+        ggml_tensor * v = build_weight_product(ctx, m, l.wv, h);
         q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n), g.pos, hd, hp.dec_rope_theta);
         k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nkv, n), g.pos, hd, hp.dec_rope_theta);
         ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0, &g.writes);
-        x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.wo, att));
+        x = ggml_add(ctx, x, build_weight_product(ctx, m, l.wo, att));
 
         h = build_rms_norm(ctx, x, l.ffn_norm, hp.dec_rms_eps);
         ggml_tensor * scale = ggml_view_1d(ctx, st.ada, D, il * st.ada->nb[1]);
         h = ggml_mul(ctx, h, scale);
-        ggml_tensor * gate = ggml_silu(ctx, ggml_mul_mat(ctx, l.w_gate, h));
-        ggml_tensor * up = ggml_mul_mat(ctx, l.w_up, h);
-        x = ggml_add(ctx, x, ggml_mul_mat(ctx, l.w_down, ggml_mul(ctx, gate, up)));
+        ggml_tensor * gate = ggml_silu(ctx, build_weight_product(ctx, m, l.w_gate, h));
+        ggml_tensor * up = build_weight_product(ctx, m, l.w_up, h);
+        x = ggml_add(ctx, x, build_weight_product(ctx, m, l.w_down, ggml_mul(ctx, gate, up)));
     }
     ggml_tensor * last = all_positions ? x : ggml_view_2d(ctx, x, D, 1, x->nb[1], (size_t) (n - 1) * x->nb[1]);
     last = build_rms_norm(ctx, last, w.dec_norm, hp.dec_rms_eps);
-    g.logits = ggml_mul_mat(ctx, w.head, last); // [n_vocab, 1 or n]
+    g.logits = build_weight_product(ctx, m, w.head, last); // [n_vocab, 1 or n]
     ggml_set_output(g.logits);
     g.token = ggml_argmax(ctx, g.logits);
     ggml_set_output(g.token);
@@ -68,8 +69,8 @@ ada_graph build_ada_graph(ggml_context * ctx, ggml_cgraph * gf, const voxtral_mo
     ggml_tensor * all = nullptr;
     for (uint32_t il = 0; il < hp.dec_n_layer; ++il) {
         const decoder_layer & l = m.w.dec[il];
-        ggml_tensor * a = ggml_gelu_erf(ctx, ggml_mul_mat(ctx, l.ada_1, g.t_cond));
-        ggml_tensor * s = ggml_scale_bias(ctx, ggml_mul_mat(ctx, l.ada_2, a), 1.0f, 1.0f); // 1 + ada(t)
+        ggml_tensor * a = ggml_gelu_erf(ctx, build_weight_product(ctx, m, l.ada_1, g.t_cond));
+        ggml_tensor * s = ggml_scale_bias(ctx, build_weight_product(ctx, m, l.ada_2, a), 1.0f, 1.0f); // 1 + ada(t)
         all = all ? ggml_concat(ctx, all, s, 1) : s;
     }
     ggml_build_forward_expand(gf, ggml_cpy(ctx, all, out));

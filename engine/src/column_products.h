@@ -1,0 +1,49 @@
+// column_products.h - a weight times activations, with our few-column CPU kernels where they win.
+//
+// Every weight product of both families goes through build_weight_product(). On the CPU, an F16
+// or Q8_0 weight read in its plain layout (mapped or loaded, not repacked) times 2 to the level's
+// max_columns F32 columns becomes a ggml custom op running column_kernels.h;
+// everything else, and every other backend, is ggml_mul_mat.
+#pragma once
+
+#include "column_kernels.h"
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace captionist {
+
+// The kernels for a model on `dev`: the best level the CPU backend ggml loaded reports (so a
+// forced ggml CPU variant also picks ours), or none off the CPU, off x86-64, or when
+// CAPTIONIST_COLUMN_KERNELS=0. CAPTIONIST_COLUMN_KERNELS=avx2 / avx512_vnni asks for one level
+// (none where the CPU lacks it).
+const column_kernel_set * choose_column_kernels(ggml_backend_dev_t dev);
+
+// The kernel levels this CPU can run, best first ("avx512_vnni", "avx2").
+std::vector<std::string> column_kernel_levels();
+
+// Products computed through the kernels since the process started (every model and stream).
+int64_t column_product_count();
+
+struct model_base;
+
+// w [k, m] times x [k, n] -> F32 [m, n], as ggml_mul_mat(ctx, w, x).
+ggml_tensor * build_weight_product(ggml_context * ctx, const column_kernel_set * kernels, ggml_tensor * w,
+                                   ggml_tensor * x);
+// The same with the model's kernels (model_base::column_kernels).
+ggml_tensor * build_weight_product(ggml_context * ctx, const model_base & m, ggml_tensor * w, ggml_tensor * x);
+
+// For tests and bench/bench_column_kernels.py: w (F32 [m rows][k]) stored as `type` ("f16", "q8_0")
+// times the n columns of x (F32 [n][k]) on the CPU backend with `n_threads`, through the kernels
+// of `level` ("avx512_vnni", "avx2") or ggml_mul_mat ("ggml"). For timing: `copies` weights hold
+// the same values in separate memory (more than the caches hold makes the products read memory),
+// `repeat` runs of the graph are timed into `seconds`. Returns F32 [n][m] (the first copy's).
+std::vector<float> run_weight_product(const std::vector<float> & w, int64_t m, int64_t k, const std::vector<float> & x,
+                                      int64_t n, const std::string & type, const std::string & level, int n_threads,
+                                      int copies = 1, int repeat = 0, double * seconds = nullptr);
+
+} // namespace captionist
