@@ -417,8 +417,21 @@ PYBIND11_MODULE(_engine, mod) {
     mod.def("check_metadata", &check_metadata, py::arg("items"),
             "Raise EngineError unless the (key, gguf type, value, array type) items would load: every "
             "hyper-parameter and tokenizer rule of the architecture's loader, without tensors.");
-    mod.def("column_kernel_levels", &column_kernel_levels,
-            "The few-column product kernel levels this CPU can run, best first (column_kernels.h).");
+    mod.def(
+        "column_kernel_levels",
+        [] {
+            py::list out;
+            for (const column_kernel_set * ks : column_kernel_levels()) {
+                py::dict d;
+                d["name"] = ks->name;
+                d["f16_max_columns"] = ks->f16_max_columns;
+                d["q8_0_max_columns"] = ks->q8_0_max_columns;
+                out.append(d);
+            }
+            return out;
+        },
+        "The few-column product kernel levels this CPU can run, best first (column_kernels.h): name and "
+        "the most columns each weight type takes.");
     mod.def("column_product_count", &column_product_count,
             "Products computed through the column kernels in this process so far (for tests).");
     mod.def(

@@ -34,7 +34,10 @@ struct column_kernel_set {
     const char * name; // "avx512_vnni", "avx2"
     column_kernel_fn f16;
     column_kernel_fn q8_0;
-    int max_columns;   // above it ggml's tiles are as fast (bench/bench_column_kernels.py)
+    // the most columns each takes: beyond them ggml's tiles are about as fast
+    // (bench/bench_column_kernels.py, bench/README.md)
+    int f16_max_columns;
+    int q8_0_max_columns;
 };
 
 // Defined only where the file for that level is compiled (x86-64); callers check the CPU first.

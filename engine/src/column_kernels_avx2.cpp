@@ -236,6 +236,6 @@ void q8_0_columns(const void * w, size_t w_row_bytes, int64_t k, const float * x
 
 } // namespace
 
-const column_kernel_set column_kernels_avx2 = {"avx2", f16_columns, q8_0_columns, 8};
+const column_kernel_set column_kernels_avx2 = {"avx2", f16_columns, q8_0_columns, 4, 4};
 
 } // namespace captionist

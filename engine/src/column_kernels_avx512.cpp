@@ -235,6 +235,6 @@ void q8_0_columns(const void * w, size_t w_row_bytes, int64_t k, const float * x
 
 } // namespace
 
-const column_kernel_set column_kernels_avx512_vnni = {"avx512_vnni", f16_columns, q8_0_columns, 16};
+const column_kernel_set column_kernels_avx512_vnni = {"avx512_vnni", f16_columns, q8_0_columns, 16, 8};
 
 } // namespace captionist

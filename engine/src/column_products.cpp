@@ -138,7 +138,8 @@ bool kernel_applies(const column_kernel_set * ks, const ggml_tensor * w, const g
     if (!base->buffer || !ggml_backend_buffer_is_host(base->buffer) || base->extra || !w->data) return false;
     if (w->ne[2] != 1 || w->ne[3] != 1 || !ggml_is_contiguous(w)) return false;
     if (x->type != GGML_TYPE_F32 || x->ne[2] != 1 || x->ne[3] != 1 || !ggml_is_contiguous(x)) return false;
-    return x->ne[0] == w->ne[0] && x->ne[1] >= 2 && x->ne[1] <= ks->max_columns;
+    const int max_columns = w->type == GGML_TYPE_F16 ? ks->f16_max_columns : ks->q8_0_max_columns;
+    return x->ne[0] == w->ne[0] && x->ne[1] >= 2 && x->ne[1] <= max_columns;
 }
 
 } // namespace
@@ -147,11 +148,11 @@ int64_t column_product_count() {
     return products_computed.load(std::memory_order_relaxed);
 }
 
-std::vector<std::string> column_kernel_levels() {
+std::vector<const column_kernel_set *> column_kernel_levels() {
     backend_init_once();
-    std::vector<std::string> out;
+    std::vector<const column_kernel_set *> out;
     for (const char * level : {"avx512_vnni", "avx2"}) {
-        if (can_run(level)) out.push_back(level);
+        if (can_run(level)) out.push_back(kernels_for(level));
     }
     return out;
 }
@@ -161,8 +162,8 @@ const column_kernel_set * choose_column_kernels(ggml_backend_dev_t dev) {
     const char * e = std::getenv("CAPTIONIST_COLUMN_KERNELS");
     const std::string want = e ? e : "";
     if (want == "0" || want == "off") return nullptr;
-    for (const std::string & level : column_kernel_levels()) {
-        if (want.empty() || want == "1" || want == level) return kernels_for(level);
+    for (const column_kernel_set * ks : column_kernel_levels()) {
+        if (want.empty() || want == "1" || want == ks->name) return ks;
     }
     return nullptr;
 }

@@ -2,7 +2,7 @@
 //
 // Every weight product of both families goes through build_weight_product(). On the CPU, an F16
 // or Q8_0 weight read in its plain layout (mapped or loaded, not repacked) times 2 to the level's
-// max_columns F32 columns becomes a ggml custom op running column_kernels.h;
+// most (column_kernel_set) F32 columns becomes a ggml custom op running column_kernels.h;
 // everything else, and every other backend, is ggml_mul_mat.
 #pragma once
 
@@ -23,8 +23,8 @@ namespace captionist {
 // (none where the CPU lacks it).
 const column_kernel_set * choose_column_kernels(ggml_backend_dev_t dev);
 
-// The kernel levels this CPU can run, best first ("avx512_vnni", "avx2").
-std::vector<std::string> column_kernel_levels();
+// The kernel levels this CPU can run, best first (avx512_vnni, avx2).
+std::vector<const column_kernel_set *> column_kernel_levels();
 
 // Products computed through the kernels since the process started (every model and stream).
 int64_t column_product_count();

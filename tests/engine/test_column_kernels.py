@@ -16,8 +16,10 @@ from captionist.convert import convert_checkpoint
 from .conftest import load_clip
 from .fastconformer_fixtures import clip, source
 
-LEVELS: list[str] = list(_engine.column_kernel_levels())
-MAX_COLUMNS = {"avx512_vnni": 16, "avx2": 8}
+# the levels this CPU runs, best first, and the most columns each takes per weight type
+FOUND = _engine.column_kernel_levels()
+MAX_COLUMNS = {(lv["name"], kind): lv[f"{kind}_max_columns"] for lv in FOUND for kind in ("f16", "q8_0")}
+LEVELS: list[str] = [lv["name"] for lv in FOUND]
 
 pytestmark = pytest.mark.skipif(not LEVELS, reason="this CPU has no level of our column kernels")
 
@@ -50,7 +52,7 @@ def test_kernels_give_ggmls_products(level: str, kind: str, shapes: list[tuple[i
     """The same integer block dots and roundings as ggml_mul_mat; only the order of the F32 sums
     differs, so every output agrees to a few F32 roundings of its terms."""
     for rows, k in shapes:
-        for n in range(2, MAX_COLUMNS[level] + 1):
+        for n in range(2, MAX_COLUMNS[level, kind] + 1):
             w, x = data(rows, k, n, seed=rows * 1000 + k + n)
             want = product(w, x, kind, "ggml")
             for threads in (1, 2, 3):
@@ -92,7 +94,7 @@ def test_kernels_refuse_what_they_do_not_take() -> None:
     w, x = data(8, 64, 1, seed=1)
     with pytest.raises(ValueError, match="do not take this shape"):
         _engine.weight_product(w, x, "f16", LEVELS[0])
-    w, x = data(8, 64, MAX_COLUMNS[LEVELS[0]] + 1, seed=1)
+    w, x = data(8, 64, MAX_COLUMNS[LEVELS[0], "q8_0"] + 1, seed=1)
     with pytest.raises(ValueError, match="do not take this shape"):
         _engine.weight_product(w, x, "q8_0", LEVELS[0])
     with pytest.raises(ValueError, match="multiple of its block size"):
