@@ -438,26 +438,42 @@ PYBIND11_MODULE(_engine, mod) {
         "weight_product",
         [](py::array_t<float, py::array::c_style | py::array::forcecast> w,
            py::array_t<float, py::array::c_style | py::array::forcecast> x, const std::string & type,
-           const std::string & level, int n_threads, int copies, int repeat) {
-            if (w.ndim() != 2 || x.ndim() != 2 || w.shape(1) != x.shape(1)) {
-                throw std::invalid_argument("w must be [m, k] and x [n, k]");
+           const std::string & level, int n_threads, int copies, int repeat, bool views) {
+            const bool batched = w.ndim() == 3;
+            if (w.ndim() != x.ndim() || (w.ndim() != 2 && !batched) || w.shape(w.ndim() - 1) != x.shape(x.ndim() - 1)) {
+                throw std::invalid_argument("w must be [m, k] and x [n, k], or w [batches, m, k] and x [batches, n, k]");
             }
-            const int64_t m = w.shape(0), k = w.shape(1), n = x.shape(0);
-            std::vector<float> wv(w.data(), w.data() + w.size()), xv(x.data(), x.data() + x.size());
+            weight_product_job job;
+            job.w_batches = batched ? w.shape(0) : 1;
+            job.x_batches = batched ? x.shape(0) : 1;
+            job.m = w.shape(w.ndim() - 2);
+            job.n = x.shape(x.ndim() - 2);
+            job.k = w.shape(w.ndim() - 1);
+            job.w.assign(w.data(), w.data() + w.size());
+            job.x.assign(x.data(), x.data() + x.size());
+            job.type = type;
+            job.level = level;
+            job.n_threads = n_threads;
+            job.copies = copies;
+            job.repeat = repeat;
+            job.views = views;
             double seconds = 0.0;
             std::vector<float> out;
             {
                 py::gil_scoped_release nogil;
-                out = run_weight_product(wv, m, k, xv, n, type, level, n_threads, copies, repeat, &seconds);
+                out = run_weight_product(job, &seconds);
             }
-            py::array_t<float> a({(py::ssize_t) n, (py::ssize_t) m});
+            std::vector<py::ssize_t> shape = {(py::ssize_t) job.n, (py::ssize_t) job.m};
+            if (batched) shape.insert(shape.begin(), (py::ssize_t) job.x_batches);
+            py::array_t<float> a(shape);
             std::copy(out.begin(), out.end(), a.mutable_data());
             return py::make_tuple(a, seconds);
         },
         py::arg("w"), py::arg("x"), py::arg("type"), py::arg("level"), py::arg("n_threads") = 1, py::arg("copies") = 1,
-        py::arg("repeat") = 0,
-        "For tests and bench/bench_column_kernels.py: (x @ w.T stored as `type`, seconds of `repeat` timed runs) "
-        "on the CPU through the kernels of `level` or ggml_mul_mat (\"ggml\").");
+        py::arg("repeat") = 0, py::arg("views") = false,
+        "For tests and bench/bench_column_kernels.py: (x @ w.T with w stored as `type`, per batch when both are "
+        "3-D; seconds of `repeat` timed runs) on the CPU through the kernels of `level` or ggml_mul_mat "
+        "(\"ggml\"); `views` reads w and x through attention's strided views.");
     mod.def("physical_cores", &cpu_physical_cores);
     mod.def("default_n_threads", &default_n_threads);
     mod.def("compute_devices", [] {

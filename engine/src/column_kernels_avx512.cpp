@@ -28,6 +28,19 @@ constexpr int64_t Q8_PREFETCH_BYTES = 4096; // Q8_0: how far ahead of a row's re
 
 // ---- F16 ----------------------------------------------------------------------------------------
 
+// The upper and lower halves of a 16-lane sum added: 8 lanes with the same total.
+inline __m256 fold(__m512 a) {
+    return _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+}
+
+// Lane t = the sum of v[t]'s lanes.
+inline __m256 hsum8(const __m256 v[8]) {
+    const __m256 s0123 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+    const __m256 s4567 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+    // each 128-bit half holds vectors 0-3 (4-7): the low lanes' sums, then the high lanes'
+    return _mm256_add_ps(_mm256_permute2f128_ps(s0123, s4567, 0x20), _mm256_permute2f128_ps(s0123, s4567, 0x31));
+}
+
 // The columns rounded to F16 and back (ggml_mul_mat rounds them so for F16 weights).
 void prepare_f16(const float * x, size_t x_stride, int64_t k, int n, float * cols) {
     for (int j = 0; j < n; ++j) {
@@ -75,8 +88,21 @@ inline void f16_tile(const uint16_t * w, size_t ldw, int64_t k, const float * co
             for (int r = 0; r < R; ++r) acc[r][j] = _mm512_fmadd_ps(a[r], b, acc[r][j]);
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int j = 0; j < NC; ++j) out[(size_t) j * ldo + (size_t) (i + r)] = _mm512_reduce_add_ps(acc[r][j]);
+    // the R * NC sums, eight at a time: short rows (attention over 64-wide heads) spend as long
+    // summing lanes as multiplying
+    alignas(32) float sums[8];
+    for (int g = 0; g < R * NC; g += 8) {
+        __m256 v[8];
+        for (int t = 0; t < 8; ++t) {
+            const int a = g + t;
+            v[t] = a < R * NC ? fold(acc[a / NC][a % NC]) : _mm256_setzero_ps();
+        }
+        _mm256_store_ps(sums, hsum8(v));
+        for (int t = 0; t < 8 && g + t < R * NC; ++t) {
+            const int a = g + t;
+            out[(size_t) (a % NC) * ldo + (size_t) (i + a / NC)] = sums[t];
+        }
+    }
 }
 
 template <int R>

@@ -37,13 +37,23 @@ ggml_tensor * build_weight_product(ggml_context * ctx, const column_kernel_set *
 // The same with the model's kernels (model_base::column_kernels).
 ggml_tensor * build_weight_product(ggml_context * ctx, const model_base & m, ggml_tensor * w, ggml_tensor * x);
 
-// For tests and bench/bench_column_kernels.py: w (F32 [m rows][k]) stored as `type` ("f16", "q8_0")
-// times the n columns of x (F32 [n][k]) on the CPU backend with `n_threads`, through the kernels
-// of `level` ("avx512_vnni", "avx2") or ggml_mul_mat ("ggml"). For timing: `copies` weights hold
-// the same values in separate memory (more than the caches hold makes the products read memory),
-// `repeat` runs of the graph are timed into `seconds`. Returns F32 [n][m] (the first copy's).
-std::vector<float> run_weight_product(const std::vector<float> & w, int64_t m, int64_t k, const std::vector<float> & x,
-                                      int64_t n, const std::string & type, const std::string & level, int n_threads,
-                                      int copies = 1, int repeat = 0, double * seconds = nullptr);
+// For tests and bench/bench_column_kernels.py: a product on the CPU backend through the kernels of
+// `level` ("avx512_vnni", "avx2") or ggml_mul_mat ("ggml").
+struct weight_product_job {
+    std::vector<float> w; // F32 [w_batches][m][k], stored as `type` ("f16", "q8_0")
+    int64_t w_batches = 1, m = 0, k = 0;
+    std::vector<float> x; // F32 [x_batches][n][k]; x_batches a multiple of w_batches (broadcast)
+    int64_t x_batches = 1, n = 0;
+    std::string type, level;
+    int n_threads = 1;
+    // timing: `copies` weights hold the same values in separate memory (more than the caches hold
+    // makes the products read memory); `repeat` runs of the graph are timed
+    int copies = 1, repeat = 0;
+    // attention's layouts: w the first m rows of taller batches (a cache window), x a permuted
+    // view whose columns and batches interleave (queries by head)
+    bool views = false;
+};
+// Returns F32 [x_batches][n][m] (the first copy's); `seconds` gets the time of the repeats.
+std::vector<float> run_weight_product(const weight_product_job & job, double * seconds = nullptr);
 
 } // namespace captionist

@@ -1,5 +1,6 @@
 #include "graph_attention.h"
 
+#include "column_products.h"
 #include "kv_ring.h"
 
 #include "env_flag.h"
@@ -14,7 +15,8 @@ namespace captionist {
 
 ggml_tensor * build_ring_attention(ggml_context * ctx, ggml_cgraph * gf, const kv_ring & ring, int il,
                                    ggml_tensor * q, ggml_tensor * k, ggml_tensor * v, ggml_tensor * mask,
-                                   int64_t pos0, std::vector<ggml_tensor *> * writes, bool from_row_copy) {
+                                   int64_t pos0, std::vector<ggml_tensor *> * writes, bool from_row_copy,
+                                   const column_kernel_set * kernels) {
     const int64_t head_dim = q->ne[0], n_head = q->ne[1], n = q->ne[2];
     const int n_kv = (int) mask->ne[0];
     ggml_tensor * k2 = ggml_reshape_2d(ctx, k, k->ne[0] * k->ne[1], n);
@@ -30,10 +32,10 @@ ggml_tensor * build_ring_attention(ggml_context * ctx, ggml_cgraph * gf, const k
         ggml_flash_attn_ext_set_prec(fa, GGML_PREC_F32);
         return ggml_reshape_2d(ctx, fa, head_dim * n_head, n);
     }
-    ggml_tensor * kq = ggml_mul_mat(ctx, keys, qp);      // [n_kv, n, n_head]
-    ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
+    ggml_tensor * kq = build_weight_product(ctx, kernels, keys, qp); // [n_kv, n, n_head]
+    if (kq->op == GGML_OP_MUL_MAT) ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
     kq = ggml_soft_max_ext(ctx, kq, mask, scale, 0.0f);
-    ggml_tensor * kqv = ggml_mul_mat(ctx, values, kq);    // [head_dim, n, n_head]
+    ggml_tensor * kqv = build_weight_product(ctx, kernels, values, kq); // [head_dim, n, n_head]
     kqv = ggml_permute(ctx, kqv, 0, 2, 1, 3);             // [head_dim, n_head, n]
     return ggml_cont_2d(ctx, kqv, head_dim * n_head, n);
 }

@@ -10,6 +10,7 @@
 namespace captionist {
 
 class kv_ring;
+struct column_kernel_set;
 
 // q: F32 [head_dim, n_head, n], k: F32 [head_dim, n_head_kv, n] (both already rotated),
 // v: F32 [head_dim*n_head_kv, n]; stores k/v at positions pos0.. and attends over the first n_kv
@@ -17,11 +18,12 @@ class kv_ring;
 // [head_dim*n_head, n]. GQA: query head h reads key/value head h / (n_head / n_head_kv). A ring
 // that stores value rows is read with ggml_flash_attn_ext (F32 precision), otherwise with
 // products and a softmax, or, with `from_row_copy` (the ring has one), with ggml_flash_attn_ext
-// from the row copy. `writes` as kv_ring::store.
+// from the row copy. `writes` as kv_ring::store. `kernels`: the products of a few queries with an
+// F16 cache go through our column kernels (column_products.h), as a model's weights do.
 ggml_tensor * build_ring_attention(ggml_context * ctx, ggml_cgraph * gf, const kv_ring & ring, int il,
                                    ggml_tensor * q, ggml_tensor * k, ggml_tensor * v, ggml_tensor * mask,
                                    int64_t pos0, std::vector<ggml_tensor *> * writes = nullptr,
-                                   bool from_row_copy = false);
+                                   bool from_row_copy = false, const column_kernel_set * kernels = nullptr);
 
 // The fewest queries per head for which ggml's CPU flash attention (0.20.2) takes its tiled path:
 // F32 queries and F32 sums throughout, 64 x 64 tiles, fully masked tiles skipped. Below it, it

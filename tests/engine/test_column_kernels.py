@@ -61,6 +61,23 @@ def test_kernels_give_ggmls_products(level: str, kind: str, shapes: list[tuple[i
                 assert err.max() < 1e-5, (rows, k, n, threads, float(err.max()))
 
 
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("kind", ["f16", "q8_0"])
+def test_kernels_read_attentions_views(level: str, kind: str) -> None:
+    """Attention's products: per head (keys or values broadcast to query heads, as with grouped
+    queries), the cache a window of taller tensors, the queries a permuted view."""
+    rng = np.random.default_rng(3)
+    for w_heads, heads, rows, k, n in [(4, 4, 37, 64, 4), (2, 8, 64, 96, 3), (1, 3, 5, 32, 2)]:
+        w = rng.standard_normal((w_heads, rows, k)).astype(np.float32)
+        x = rng.standard_normal((heads, n, k)).astype(np.float32)
+        want, _ = _engine.weight_product(w, x, kind, "ggml")
+        for threads in (1, 3):
+            got, _ = _engine.weight_product(w, x, kind, level, threads, views=True)
+            scale = np.stack([magnitude(w[h * w_heads // heads], x[h]) for h in range(heads)])
+            err = np.abs(np.asarray(got, dtype=np.float64) - want) / scale
+            assert err.max() < 1e-5, (w_heads, heads, rows, k, n, threads, float(err.max()))
+
+
 def round_f16(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float16).astype(np.float64)
 
@@ -134,9 +151,10 @@ def check_kernels_like_ggml(
     exact: np.ndarray, run: Callable[[], np.ndarray], monkeypatch: pytest.MonkeyPatch, near: float
 ) -> None:
     """Through the kernels (which must run) as close to F32 as through ggml's products, and within
-    `near` of their error from them (F16 may give ggml's very bits: the same F32 sums in the same
-    order on AVX-512; Q8_0 rounds each layer's activations again, so a last-bit difference now and
-    then moves one by a quantization step in the next layer)."""
+    `near` of their error from ggml's products. The kernels add in another order, so results
+    differ in their last bits; where those are rounded again (Q8_0 quantizes each layer's
+    activations; attention with an F16 cache rounds the queries and the probabilities to F16), a
+    few values move by a whole rounding step, and the tiny random models pass that on."""
     before = _engine.column_product_count()
     kernels = run()
     assert _engine.column_product_count() > before
@@ -151,13 +169,13 @@ def check_kernels_like_ggml(
     assert rms(kernels - plain) <= near * quant_error
 
 
-@pytest.mark.parametrize(("kind", "near"), [("f16", 0.1), ("Q8_0", 0.3)])
+@pytest.mark.parametrize("kind", ["f16", "Q8_0"])
 def test_voxtral_streams_through_the_kernels(
-    kind: str, near: float, monkeypatch: pytest.MonkeyPatch, gguf_path: Callable[[str, str], Path]
+    kind: str, monkeypatch: pytest.MonkeyPatch, gguf_path: Callable[[str, str], Path]
 ) -> None:
     exact = voxtral_captures(gguf_path("tiny_wide", "f32"))["enc_out"]
     path = gguf_path("tiny_wide", kind)
-    check_kernels_like_ggml(exact, lambda: voxtral_captures(path)["enc_out"], monkeypatch, near)
+    check_kernels_like_ggml(exact, lambda: voxtral_captures(path)["enc_out"], monkeypatch, 0.6)
 
 
 def fc_encoder_out(path: Path, model: str) -> np.ndarray:

@@ -41,7 +41,8 @@ decoder_graph build_decoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
         ggml_tensor * v = build_weight_product(ctx, m, l.wv, h);
         q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n), g.pos, hd, hp.dec_rope_theta);
         k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nkv, n), g.pos, hd, hp.dec_rope_theta);
-        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0, &g.writes);
+        ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, pos0, &g.writes, false,
+                                                 m.column_kernels);
         x = ggml_add(ctx, x, build_weight_product(ctx, m, l.wo, att));
 
         h = build_rms_norm(ctx, x, l.ffn_norm, hp.dec_rms_eps);

@@ -77,7 +77,7 @@ encoder_graph build_encoder_graph(ggml_context * ctx, ggml_cgraph * gf, const vo
         q = build_rope_neox(ctx, ggml_reshape_3d(ctx, q, hd, nh, n_enc), g.pos, hd, hp.enc_rope_theta);
         k = build_rope_neox(ctx, ggml_reshape_3d(ctx, k, hd, nh, n_enc), g.pos, hd, hp.enc_rope_theta);
         ggml_tensor * att = build_ring_attention(ctx, gf, ring, (int) il, q, k, v, g.mask, enc_pos0, &g.writes,
-                                                 flash_rows);
+                                                 flash_rows, m.column_kernels);
         x = ggml_add(ctx, x, ggml_add(ctx, build_weight_product(ctx, m, l.wo, att), l.bo));
 
         h = build_rms_norm(ctx, x, l.ffn_norm, hp.enc_rms_eps);
