@@ -150,8 +150,9 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
 
     ggml_tensor * qu = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_u, hd, nh, 1)), 0, 2, 1, 3);
     ggml_tensor * qv = ggml_permute(ctx, ggml_add(ctx, q, ggml_reshape_3d(ctx, l.pos_bias_v, hd, nh, 1)), 0, 2, 1, 3);
-    ggml_tensor * ac = ggml_mul_mat(ctx, keys, qu); // [W, n, nh]
-    ggml_mul_mat_set_prec(ac, GGML_PREC_F32);
+    // with an F16 cache on the CPU, a chunk's few queries go through our column kernels
+    ggml_tensor * ac = build_weight_product(ctx, m, keys, qu); // [W, n, nh]
+    if (ac->op == GGML_OP_MUL_MAT) ggml_mul_mat_set_prec(ac, GGML_PREC_F32);
 
     // position term: offsets n_cache + i - j for query i, key j; the table holds offsets rel_top down
     const int64_t n_rel = W + n - 1;
@@ -164,7 +165,7 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
     bd = ggml_view_3d(ctx, bd, W, n, nh, (n_rel - 1) * sizeof(float), bd->nb[2], (size_t) (n - 1) * sizeof(float));
     ggml_tensor * scores = ggml_add(ctx, ac, ggml_cont(ctx, bd));
     ggml_tensor * attn = ggml_soft_max_ext(ctx, scores, mask, 1.0f / std::sqrt((float) hd), 0.0f);
-    ggml_tensor * out = ggml_mul_mat(ctx, values, attn); // [hd, n, nh]
+    ggml_tensor * out = build_weight_product(ctx, m, values, attn); // [hd, n, nh]
     out = ggml_cont_2d(ctx, ggml_permute(ctx, out, 0, 2, 1, 3), E, n);
     return linear(ctx, m, l.wo, l.bo, out);
 }
