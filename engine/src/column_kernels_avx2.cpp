@@ -37,7 +37,7 @@ struct avx2 {
             __m256 a[R];
             for (int r = 0; r < R; ++r) {
                 const uint16_t * p = w + (size_t) (i + r) * ldw + kk;
-                if (R > 1) _mm_prefetch((const char *) (p + (size_t) R * ldw), _MM_HINT_T1); // the next tile
+                if constexpr (R > 1) _mm_prefetch((const char *) (p + (size_t) R * ldw), _MM_HINT_T1); // the next tile
                 a[r] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
             }
             for (int j = 0; j < NC; ++j) {

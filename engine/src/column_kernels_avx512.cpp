@@ -53,7 +53,7 @@ struct avx512_vnni {
             __m512 a[R];
             for (int r = 0; r < R; ++r) {
                 const uint16_t * p = w + (size_t) (i + r) * ldw + kk;
-                if (R > 1) _mm_prefetch((const char *) (p + (size_t) R * ldw), _MM_HINT_T1); // the next tile
+                if constexpr (R > 1) _mm_prefetch((const char *) (p + (size_t) R * ldw), _MM_HINT_T1); // the next tile
                 a[r] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p));
             }
             for (int j = 0; j < NC; ++j) {
