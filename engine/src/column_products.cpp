@@ -37,11 +37,20 @@ bool has_feature(const std::string & features, const char * name) {
     return f.find(std::string(" ") + name + " ") != std::string::npos;
 }
 
-// The instruction sets this process may use: what the CPU backend ggml loaded was built for, and,
-// where the compiler can tell, what the CPU reports (AVX-512 VL/BW, which ggml's list leaves out).
-bool can_run(const std::string & level) {
+// Every level compiled into this build, best first.
+std::vector<const column_kernel_set *> compiled_levels() {
 #if CAPTIONIST_COLUMN_KERNELS_X86
+    return {&column_kernels_avx512_vnni, &column_kernels_avx2};
+#else
+    return {};
+#endif
+}
+
+// Whether this process may use a level: what the CPU backend ggml loaded was built for, and, where
+// the compiler can tell, what the CPU reports (AVX-512 VL/BW, which ggml's list leaves out).
+bool can_run(const column_kernel_set & ks) {
     const std::string features = cpu_backend_features();
+    const std::string level = ks.name;
     if (level == "avx2") {
         return has_feature(features, "AVX2") && has_feature(features, "FMA") && has_feature(features, "F16C");
     }
@@ -53,20 +62,7 @@ bool can_run(const std::string & level) {
         return vl_bw && has_feature(features, "AVX512") && has_feature(features, "AVX512_VNNI") &&
                has_feature(features, "F16C");
     }
-#else
-    (void) level;
-#endif
     return false;
-}
-
-const column_kernel_set * kernels_for(const std::string & level) {
-#if CAPTIONIST_COLUMN_KERNELS_X86
-    if (level == "avx512_vnni") return &column_kernels_avx512_vnni;
-    if (level == "avx2") return &column_kernels_avx2;
-#else
-    (void) level;
-#endif
-    return nullptr;
 }
 
 // This thread's prepared columns; grows, never shrinks. Null when the memory is not there.
@@ -123,6 +119,7 @@ void column_product_op(ggml_tensor * dst, int ith, int nth, void * userdata) {
     if (u0 >= u1) return;
     void * scratch = thread_scratch(column_scratch_bytes(k, n));
     const column_kernel_fn fn = w->type == GGML_TYPE_F16 ? ks->f16 : ks->q8_0;
+    const size_t x_stride = x->nb[1] / sizeof(float), out_stride = dst->nb[1] / sizeof(float);
     for (int64_t b = u0 / quads; b < batches && b * quads < u1; ++b) {
         const int64_t r0 = (std::max(u0, b * quads) - b * quads) * 4;
         const int64_t r1 = std::min(m, (std::min(u1, (b + 1) * quads) - b * quads) * 4);
@@ -130,7 +127,6 @@ void column_product_op(ggml_tensor * dst, int ith, int nth, void * userdata) {
         const char * wb = (const char *) w->data + (size_t) (b / per_weight) * w->nb[2];
         const float * xb = (const float *) ((const char *) x->data + (size_t) b * x->nb[2]);
         float * ob = (float *) ((char *) dst->data + (size_t) b * dst->nb[2]);
-        const size_t x_stride = x->nb[1] / sizeof(float), out_stride = dst->nb[1] / sizeof(float);
         if (scratch) {
             fn(wb, w->nb[1], k, xb, x_stride, n, ob, out_stride, r0, r1, scratch);
         } else {
@@ -139,7 +135,9 @@ void column_product_op(ggml_tensor * dst, int ith, int nth, void * userdata) {
     }
 }
 
-bool kernel_applies(const column_kernel_set * ks, const ggml_tensor * w, const ggml_tensor * x) {
+} // namespace
+
+bool column_kernels_apply(const column_kernel_set * ks, const ggml_tensor * w, const ggml_tensor * x) {
     if (!ks) return false;
     if (w->type != GGML_TYPE_F16 && w->type != GGML_TYPE_Q8_0) return false;
     // a plain host layout: mapped or loaded weights, or a cache (not repacked by an extra buffer
@@ -155,8 +153,6 @@ bool kernel_applies(const column_kernel_set * ks, const ggml_tensor * w, const g
     return x->ne[0] == w->ne[0] && x->ne[1] >= 2 && x->ne[1] <= max_columns;
 }
 
-} // namespace
-
 int64_t column_product_count() {
     return products_computed.load(std::memory_order_relaxed);
 }
@@ -164,8 +160,8 @@ int64_t column_product_count() {
 std::vector<const column_kernel_set *> column_kernel_levels() {
     backend_init_once();
     std::vector<const column_kernel_set *> out;
-    for (const char * level : {"avx512_vnni", "avx2"}) {
-        if (can_run(level)) out.push_back(kernels_for(level));
+    for (const column_kernel_set * ks : compiled_levels()) {
+        if (can_run(*ks)) out.push_back(ks);
     }
     return out;
 }
@@ -183,7 +179,7 @@ const column_kernel_set * choose_column_kernels(ggml_backend_dev_t dev) {
 
 ggml_tensor * build_weight_product(ggml_context * ctx, const column_kernel_set * kernels, ggml_tensor * w,
                                    ggml_tensor * x) {
-    if (!kernel_applies(kernels, w, x)) return ggml_mul_mat(ctx, w, x);
+    if (!column_kernels_apply(kernels, w, x)) return ggml_mul_mat(ctx, w, x);
     ggml_tensor * args[2] = {w, x};
     return ggml_custom_4d(ctx, GGML_TYPE_F32, w->ne[1], x->ne[1], x->ne[2], 1, args, 2, column_product_op,
                           GGML_N_TASKS_MAX, const_cast<column_kernel_set *>(kernels));
@@ -212,8 +208,10 @@ std::vector<float> run_weight_product(const weight_product_job & job, double * s
     }
     const column_kernel_set * ks = nullptr;
     if (job.level != "ggml") {
-        if (!can_run(job.level)) throw std::invalid_argument("this CPU cannot run the '" + job.level + "' kernels");
-        ks = kernels_for(job.level);
+        for (const column_kernel_set * level : column_kernel_levels()) {
+            if (job.level == level->name) ks = level;
+        }
+        if (!ks) throw std::invalid_argument("this CPU cannot run the '" + job.level + "' kernels");
     }
     ggml_backend_t be = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nullptr);
     if (!be) throw std::runtime_error("no CPU backend");

@@ -31,6 +31,9 @@ int64_t column_product_count();
 
 struct model_base;
 
+// Whether build_weight_product would take `kernels` for w times x (see above).
+bool column_kernels_apply(const column_kernel_set * kernels, const ggml_tensor * w, const ggml_tensor * x);
+
 // w [k, m] times x [k, n] -> F32 [m, n], as ggml_mul_mat(ctx, w, x).
 ggml_tensor * build_weight_product(ggml_context * ctx, const column_kernel_set * kernels, ggml_tensor * w,
                                    ggml_tensor * x);

@@ -7,8 +7,6 @@
 
 #include <captionist/engine.h>
 
-#include "column_kernels.h"
-
 #include <ggml-backend.h>
 #include <ggml.h>
 
@@ -18,6 +16,8 @@
 #include <vector>
 
 namespace captionist {
+
+struct column_kernel_set;
 
 struct model_base : public model {
     model_info info_;

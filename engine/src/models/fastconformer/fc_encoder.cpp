@@ -24,14 +24,13 @@ ggml_tensor * layer_norm(ggml_context * ctx, ggml_tensor * x, ggml_tensor * w, g
 // loop at 2 columns (0.6B F16, 160 ms, 1 thread: 115 vs 88 ms per chunk), while the batch form
 // takes that loop and still reads each weight row once for both columns.
 ggml_tensor * matmul(ggml_context * ctx, const fc_model & m, ggml_tensor * w, ggml_tensor * x) {
-    ggml_tensor * y = build_weight_product(ctx, m, w, x);
-    if (y->op != GGML_OP_MUL_MAT) return y;
     const bool plain = w->buffer == nullptr || ggml_backend_buffer_is_host(w->buffer); // not repacked, not a GPU
-    if (plain && x->ne[1] == 2 && x->ne[2] == 1 && x->ne[3] == 1 && ggml_is_contiguous(x)) {
+    if (!column_kernels_apply(m.column_kernels, w, x) && plain && x->ne[1] == 2 && x->ne[2] == 1 && x->ne[3] == 1 &&
+        ggml_is_contiguous(x)) {
         ggml_tensor * y = ggml_mul_mat(ctx, w, ggml_reshape_3d(ctx, x, x->ne[0], 1, 2));
         return ggml_reshape_2d(ctx, y, y->ne[0], 2);
     }
-    return ggml_mul_mat(ctx, w, x);
+    return build_weight_product(ctx, m, w, x);
 }
 
 ggml_tensor * linear(ggml_context * ctx, const fc_model & m, ggml_tensor * w, ggml_tensor * b, ggml_tensor * x) {
