@@ -165,6 +165,18 @@ def resolve_language(languages: tuple[str, ...], language: str | None) -> str:
     return language
 
 
+def repack_cache_files(folder: str | Path, model_path: str | Path) -> list[Path]:
+    """The repack caches in ``folder`` (``Model(repack_cache=folder)``) made from the model file at
+    ``model_path``, for any CPU or ggml build, with any unfinished temporary files: what to delete
+    with the model. Call it before the model file goes (the name derives from its absolute path)."""
+    prefix = _engine_module().repack_cache_prefix(str(model_path))
+    try:
+        names = sorted(p for p in Path(folder).iterdir() if p.name.startswith(prefix))
+    except OSError:  # no folder yet
+        return []
+    return [p for p in names if p.name.endswith(".repack") or ".repack.tmp-" in p.name]
+
+
 class Model:
     """A loaded model file of any supported family. Immutable and shareable across threads.
 
@@ -172,10 +184,21 @@ class Model:
     ``default_latency_ms``, ``languages`` (empty when the model picks the language itself),
     ``default_language``, ``punctuation``, ``end_of_utterance``, ``sample_rate``, ``backend`` and
     the architecture's sizes.
+
+    ``repack_cache`` is a folder where the CPU backend's re-laid-out weights (Q4_0/Q4_K/IQ4_NL
+    matrices, ``info["repacked_tensors"]``) are kept after the first load, so that later loads map
+    them instead of repacking; ``info["repack_cache"]`` says what happened: ``"none"``, ``"used"``,
+    ``"written"`` or ``"failed"`` (then ``info["repack_cache_error"]`` says why; the model works
+    all the same).
     """
 
     def __init__(
-        self, path: str | Path, backend: str = "auto", n_threads: int | None = None, mmap: bool = True
+        self,
+        path: str | Path,
+        backend: str = "auto",
+        n_threads: int | None = None,
+        mmap: bool = True,
+        repack_cache: str | Path | None = None,
     ) -> None:
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
@@ -189,8 +212,12 @@ class Model:
             )
         if not isinstance(mmap, bool):
             raise TypeError(f"mmap must be a bool, got {type(mmap).__name__}")
+        if repack_cache is not None and not isinstance(repack_cache, (str, Path)):
+            raise TypeError(f"repack_cache must be a str, Path or None, got {type(repack_cache).__name__}")
         self.path = Path(path)
-        self._m = _engine_module().Model(str(path), backend, n_threads or 0, mmap)
+        self._m = _engine_module().Model(
+            str(path), backend, n_threads or 0, mmap, str(repack_cache) if repack_cache else ""
+        )
         self.info: dict[str, Any] = self._m.info()
 
     @property

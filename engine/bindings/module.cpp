@@ -9,6 +9,7 @@
 
 #include "../src/column_products.h"
 #include "../src/hparam_bounds.h"
+#include "../src/repack_cache.h"
 
 #include <gguf.h>
 
@@ -230,11 +231,13 @@ void check_metadata(py::iterable items) {
 
 class py_model {
 public:
-    py_model(const std::string & path, const std::string & backend, int n_threads, bool use_mmap) {
+    py_model(const std::string & path, const std::string & backend, int n_threads, bool use_mmap,
+             const std::string & repack_cache_dir) {
         model_load_options o;
         o.backend = backend;
         o.n_threads = n_threads;
         o.use_mmap = use_mmap;
+        o.repack_cache_dir = repack_cache_dir;
         py::gil_scoped_release nogil;
         m = model_load(path, o);
     }
@@ -251,6 +254,9 @@ public:
         d["weight_bytes"] = i.weight_bytes;
         d["weights_mapped"] = i.weights_mapped;
         d["repacked_tensors"] = i.repacked_tensors;
+        d["repack_cache"] = repack_cache_state_name(i.repack_cache);
+        d["repack_cache_path"] = i.repack_cache_path;
+        d["repack_cache_error"] = i.repack_cache_error;
         d["product_twins"] = i.product_twins;
         d["column_kernels"] = i.column_kernels;
         d["flash_attention"] = i.flash_attention;
@@ -355,11 +361,14 @@ PYBIND11_MODULE(_engine, mod) {
     });
 
     py::class_<py_model>(mod, "Model")
-        .def(py::init([](py::object path, py::object backend, py::object n_threads, py::object mmap) {
+        .def(py::init([](py::object path, py::object backend, py::object n_threads, py::object mmap,
+                         py::object repack_cache) {
                  return std::make_unique<py_model>(arg_str(path, "path"), arg_str(backend, "backend"),
-                                                   arg_int(n_threads, "n_threads"), arg_bool(mmap, "mmap"));
+                                                   arg_int(n_threads, "n_threads"), arg_bool(mmap, "mmap"),
+                                                   arg_str(repack_cache, "repack_cache"));
              }),
-             py::arg("path"), py::arg("backend") = "auto", py::arg("n_threads") = 0, py::arg("mmap") = true)
+             py::arg("path"), py::arg("backend") = "auto", py::arg("n_threads") = 0, py::arg("mmap") = true,
+             py::arg("repack_cache") = "")
         .def("info", &py_model::info)
         .def("token_bytes", [](const py_model & m, py::object id) { return m.token_bytes(arg_int(id, "id")); },
              py::arg("id"))
@@ -432,6 +441,9 @@ PYBIND11_MODULE(_engine, mod) {
         },
         "The few-column product kernel levels this CPU can run, best first (column_kernels.h): name and "
         "the most columns each weight type takes.");
+    mod.def(
+        "repack_cache_prefix", [](py::object path) { return repack_cache::file_prefix(arg_str(path, "path")); },
+        py::arg("path"), "The file-name prefix of every repack cache of the model file at `path`.");
     mod.def("column_product_count", &column_product_count,
             "Products computed through the column kernels in this process so far (for tests).");
     mod.def(

@@ -27,6 +27,16 @@ const char * stream_event_type_name(stream_event_type t) {
     return "unknown";
 }
 
+const char * repack_cache_state_name(repack_cache_state s) {
+    switch (s) {
+    case repack_cache_state::REPACK_CACHE_NONE: return "none";
+    case repack_cache_state::REPACK_CACHE_USED: return "used";
+    case repack_cache_state::REPACK_CACHE_WRITTEN: return "written";
+    case repack_cache_state::REPACK_CACHE_FAILED: return "failed";
+    }
+    return "unknown";
+}
+
 std::shared_ptr<const model> model_load(const std::string & path, const model_load_options & opts) {
     if (path.find('\0') != std::string::npos) {
         throw std::runtime_error("model path contains a NUL byte");

@@ -4,6 +4,7 @@
 #include "column_products.h"
 #include "env_flag.h"
 #include "mapped_file.h"
+#include "repack_cache.h"
 #include "utf8_assembler.h"
 
 #include <ggml-alloc.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -203,6 +205,68 @@ bool map_tensors(model_base & m, const gguf_file & f, const std::vector<ggml_ten
     ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     m.bufs_w.push_back(buf);
     m.mapping = mf;
+    return true;
+}
+
+// Whether a repack cache (repack_cache.h) can stand in for `buft`'s repacking: ggml's CPU_REPACK
+// buffer type multiplies from the tensor's data, its `extra` and its buffer's type, all of which
+// place_from_cache keeps. Other extra buffer types (AMX) are not known to allow that.
+bool repack_cache_applies(ggml_backend_buffer_type_t buft) {
+    return std::strcmp(ggml_backend_buft_name(buft), "CPU_REPACK") == 0;
+}
+
+// Places `tensors` (of repack buffer type `buft`) at their bytes in `cache`, if the cache is this
+// load's: its header and size (repack_cache::open), and one tensor repacked afresh by ggml equal to
+// its cached copy. ggml's CPU backend chooses its kernels from a tensor's buffer type and `extra`,
+// which allocation in a buffer of `buft` sets; so every tensor is allocated there, all at the base
+// of one buffer as large as the largest (nothing is ever written to it), and its data then pointed
+// into the mapped cache. Returns false, with nothing placed, when the cache cannot be used.
+bool place_from_cache(model_base & m, const gguf_file & f, ggml_backend_buffer_type_t buft,
+                      const std::vector<ggml_tensor *> & tensors, const repack_cache & cache,
+                      const std::map<const ggml_tensor *, const ggml_tensor *> & source_of, const mapped_file * mf) {
+    std::shared_ptr<mapped_file> cached = cache.open();
+    if (!cached || tensors.empty()) return false;
+    auto unplace = [](ggml_tensor * t) {
+        t->buffer = nullptr;
+        t->data = nullptr;
+        t->extra = nullptr;
+    };
+    size_t probe = 0, largest = 0;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (ggml_nbytes(tensors[i]) < ggml_nbytes(tensors[probe])) probe = i;
+        largest = std::max(largest, ggml_backend_buft_get_alloc_size(buft, tensors[i]));
+        if (ggml_backend_buft_get_alloc_size(buft, tensors[i]) != ggml_nbytes(tensors[i])) return false;
+    }
+    ggml_tensor * t = tensors[probe];
+    ggml_backend_buffer_t check = alloc_group(buft, {t}, m.backend_name);
+    bool same = false;
+    try {
+        read_tensors(f, {t}, 1, source_of, mf);
+        same = std::memcmp(t->data, cached->data() + cache.offset(probe), ggml_nbytes(t)) == 0;
+    } catch (...) {
+        ggml_backend_buffer_free(check);
+        unplace(t);
+        throw;
+    }
+    ggml_backend_buffer_free(check);
+    unplace(t);
+    if (!same) return false;
+
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, largest);
+    if (!buf) throw std::runtime_error("not enough memory on " + m.backend_name + " for the model weights");
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    void * base = ggml_backend_buffer_get_base(buf);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (ggml_backend_tensor_alloc(buf, tensors[i], base) != GGML_STATUS_SUCCESS) {
+            for (size_t j = 0; j <= i; ++j) unplace(tensors[j]);
+            ggml_backend_buffer_free(buf);
+            return false;
+        }
+        tensors[i]->data = (char *) cached->data() + cache.offset(i);
+        m.weight_bytes += ggml_nbytes(tensors[i]);
+    }
+    m.bufs_w.push_back(buf);
+    m.repack_mappings.push_back(cached);
     return true;
 }
 
@@ -435,12 +499,33 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
         } catch (const std::runtime_error &) { // e.g. a file system without mmap: read instead
         }
     }
+    model_info & info = m.info_;
+    info.repack_cache = repack_cache_state::REPACK_CACHE_NONE;
+    info.repack_cache_path.clear();
+    info.repack_cache_error.clear();
     for (const auto & g : repacked) {
+        std::unique_ptr<repack_cache> cache;
+        if (map && !opts.repack_cache_dir.empty() && repack_cache_applies(g.first)) { // it is mapped
+            cache = std::make_unique<repack_cache>(opts.repack_cache_dir, f.path, g.first, g.second);
+            info.repack_cache_path = cache->path();
+        }
+        m.info_.repacked_tensors += (int64_t) g.second.size();
+        if (cache && place_from_cache(m, f, g.first, g.second, *cache, source_of, mf.get())) {
+            if (info.repack_cache == repack_cache_state::REPACK_CACHE_NONE) info.repack_cache = repack_cache_state::REPACK_CACHE_USED;
+            continue;
+        }
         m.bufs_w.push_back(alloc_group(g.first, g.second, m.backend_name));
         m.weight_bytes += ggml_backend_buffer_get_size(m.bufs_w.back());
         // repacking reads the mapping in place (no copy through a read() buffer) where it is CPU work
         read_tensors(f, g.second, m.n_threads, source_of, mf.get());
-        m.info_.repacked_tensors += (int64_t) g.second.size();
+        if (!cache || info.repack_cache == repack_cache_state::REPACK_CACHE_FAILED) continue;
+        try {
+            cache->write();
+            info.repack_cache = repack_cache_state::REPACK_CACHE_WRITTEN;
+        } catch (const std::exception & e) { // the model is loaded all the same; only the next load is slower
+            info.repack_cache = repack_cache_state::REPACK_CACHE_FAILED;
+            info.repack_cache_error = e.what();
+        }
     }
     const bool mapped = !rest.empty() && map_tensors(m, f, rest, mf); // mf: only where `map`
     if (!mapped && !rest.empty()) {
@@ -450,7 +535,6 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     }
     m.info_.weights_mapped = mapped;
 
-    model_info & info = m.info_;
     info.path = f.path;
     info.backend = m.backend_name;
     info.cpu_features = cpu_backend_features();

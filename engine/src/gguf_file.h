@@ -90,7 +90,10 @@ constexpr int MAX_THREADS = 256;
 //     mapped file (no copy, opened in milliseconds);
 //   - otherwise they are read into a buffer on the device.
 // Repacked matrices are read on up to m.n_threads threads (ggml re-lays them out one tensor at a
-// time). Fills m.device, backend_name, n_threads, bufs_w, mapping, weight_bytes and the info_ fields.
+// time). With opts.repack_cache_dir (and mapping), ggml's CPU_REPACK matrices come from their
+// repack cache (repack_cache.h) when it is this load's, else are repacked and the cache written.
+// Fills m.device, backend_name, n_threads, bufs_w, mapping, repack_mappings, weight_bytes and the
+// info_ fields.
 void weights_load(model_base & m, const gguf_file & f, const model_load_options & opts);
 
 // Asks weights_load (call it before) for a product twin of `source`: a weight that the model also

@@ -29,6 +29,7 @@ struct model_base : public model {
     ggml_context * ctx_w = nullptr;        // tensor metadata of all weights (no data)
     std::vector<ggml_backend_buffer_t> bufs_w; // the weights' data: on `device`, mapped, or repacked
     std::shared_ptr<const void> mapping;   // keeps the mapped file alive while bufs_w point into it
+    std::vector<std::shared_ptr<const void>> repack_mappings; // mapped repack caches weights point into
     std::set<const ggml_tensor *> matrices; // weights used only as the first operand of products
     size_t weight_bytes = 0;
     const column_kernel_set * column_kernels = nullptr; // build_weight_product's CPU kernels, if any

@@ -52,10 +52,24 @@ enum class stream_event_type {
 // Stable lower-case name of `t` ("end_of_utterance", "reanchor", "finished").
 const char * stream_event_type_name(stream_event_type t);
 
+enum class repack_cache_state {
+    REPACK_CACHE_NONE,    // no cache asked for, or no weights the CPU backend repacks
+    REPACK_CACHE_USED,    // the repacked weights were mapped from the cache (not repacked)
+    REPACK_CACHE_WRITTEN, // repacked afresh, and the cache written for the next load
+    REPACK_CACHE_FAILED,  // repacked afresh; the cache could not be written (repack_cache_error)
+};
+
+// Stable lower-case name of `s` ("none", "used", "written", "failed").
+const char * repack_cache_state_name(repack_cache_state s);
+
 struct model_load_options {
     std::string backend = "auto"; // "auto", "cpu", or a ggml backend name: "metal", "cuda", "vulkan", ...
     int n_threads = 0;            // 0 = number of physical cores
     bool use_mmap = true;         // map the file where the device reads host memory (CPU, Metal)
+    // A folder for repack caches (repack_cache.h): where ggml's CPU backend re-lays out matrices
+    // for its faster kernels, the first load writes that layout there and later loads map it
+    // instead of repacking (only with use_mmap: a cache is mapped). "" = no cache.
+    std::string repack_cache_dir;
 };
 
 // What a model file is and what it supports. Filled once at load; never changes.
@@ -71,6 +85,9 @@ struct model_info {
     bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
     int64_t product_twins = 0;       // of those, second copies of weights also read by row (tied head)
+    repack_cache_state repack_cache = repack_cache_state::REPACK_CACHE_NONE;
+    std::string repack_cache_path;   // the cache file, when there was one to use or write
+    std::string repack_cache_error;  // why it could not be written (REPACK_CACHE_FAILED)
     std::string column_kernels;      // our few-column product kernels on this CPU ("avx512_vnni", "avx2", "")
     bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
     bool batch_flash_attention = false; // only large batches do, from a row copy of the values (CPU, F16 caches)
