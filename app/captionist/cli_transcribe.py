@@ -218,7 +218,7 @@ def write_output(dest: Path, text: str) -> None:
 
 
 def cmd_transcribe(args: argparse.Namespace) -> int:
-    from captionist import engine
+    from captionist import engine, paths
     from captionist.audio.files import check_audio_path
 
     if args.threads is not None and args.threads < 1:
@@ -234,7 +234,9 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     destinations = output_paths(inputs, args.output, fmt)
     json_lines = fmt == "json" and args.output is None and len(inputs) > 1
     model_path = resolve_model(args.model)
-    model = engine.Model(str(model_path), backend=args.backend, n_threads=args.threads)
+    model = engine.Model(
+        str(model_path), backend=args.backend, n_threads=args.threads, repack_cache=paths.repack_cache_dir()
+    )
     latency_ms = model.resolve_latency(wanted_latency)  # ValueError naming the model's choices
     language = None if args.language is None else model.resolve_language(args.language) or None
 

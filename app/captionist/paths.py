@@ -7,10 +7,11 @@ Usage::
     paths.models_dir()             # <data dir>/models
     paths.default_transcript_dir() # ~/Documents/Captionist
     paths.session_journals_dir()   # <data dir>/sessions (journals kept for export, not beside transcripts)
+    paths.repack_cache_dir()       # <cache dir>/repacked (weights re-laid out for this CPU)
     paths.instance_name()          # the single-instance socket name (per user and config dir)
 
 Every location comes from platformdirs. ``CAPTIONIST_HOME`` (an absolute folder) overrides the
-config and data dirs, which tests and portable installs use; it is read on every call.
+config, data and cache dirs, which tests and portable installs use; it is read on every call.
 """
 
 from __future__ import annotations
@@ -39,6 +40,19 @@ def data_dir() -> Path:
     """Folder for downloaded and converted models."""
     home = _home_override()
     return home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """Folder for files Captionist can make again (deleting it loses nothing)."""
+    home = _home_override()
+    return home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def repack_cache_dir() -> Path:
+    """Where the engine keeps the CPU's re-laid-out copy of a model's Q4_0/Q4_K/IQ4_NL matrices
+    (``engine.Model(repack_cache=...)``), so that the model opens in a fraction of a second after
+    its first load on this computer."""
+    return cache_dir() / "repacked"
 
 
 def settings_file() -> Path:

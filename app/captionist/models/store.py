@@ -91,4 +91,19 @@ class ModelStore:
     def delete(self, entry: ModelEntry) -> None:
         if entry.origin != "local" or entry.path.parent.resolve() != self.root.resolve():
             raise ValueError(f"{entry.name!r} is not in the models folder and cannot be deleted here")
+        caches = _repack_caches(entry.path)
         entry.path.unlink(missing_ok=True)
+        for cache in caches:  # the model's re-laid-out copy for this CPU, if it had one
+            cache.unlink(missing_ok=True)
+
+
+def _repack_caches(model: Path) -> list[Path]:
+    """The engine's repack caches of ``model`` (none when the engine is not built)."""
+    try:
+        from captionist.engine import EngineError, repack_cache_files
+    except ImportError:
+        return []
+    try:
+        return repack_cache_files(paths.repack_cache_dir(), model)
+    except EngineError:
+        return []

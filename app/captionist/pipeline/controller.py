@@ -47,10 +47,12 @@ ModelLoader = Callable[[Path, str], Any]
 
 
 def load_engine_model(path: Path, backend: str) -> Any:
-    """The real engine model (imported lazily so the app starts without a built engine)."""
+    """The real engine model (imported lazily so the app starts without a built engine), with the
+    repack cache in the user's cache folder."""
+    from captionist import paths
     from captionist.engine import Model
 
-    return Model(str(path), backend=backend)
+    return Model(str(path), backend=backend, repack_cache=paths.repack_cache_dir())
 
 
 @dataclass(frozen=True)
