@@ -31,7 +31,9 @@ Reported per cell: wall time of the timed part, throughput ratio ours/theirs = t
 the ggml CPU variant each process loaded, and whether both emitted the same ids (equal work).
 ``--variant-gain NAME`` runs ours once more per cell with ``CAPTIONIST_CPU_VARIANT=NAME`` (e.g.
 ``haswell``, the AVX2 build, against the default pick, e.g. ``zen4``) and prints that gain;
-``--cpu-variant NAME`` sets it for every run of ours. Both engines memory-map the weights; the files
+``--cpu-variant NAME`` sets it for every run of ours; ``--repack-cache DIR`` has ours load as the app
+does, with the repack cache there (its first Q4_K load writes it; see bench_model_load.py). Both
+engines memory-map the weights; the files
 are read once before each type's cells so neither pays for a cold page cache.
 """
 
@@ -165,6 +167,7 @@ def run_cell(
         their_min_decode_ms=args.their_min_decode_ms,
         their_kv_type=args.their_kv_type,
         stop_at_eos=True,
+        repack_cache=str(args.repack_cache or ""),
     )
 
     def ours(variant: str | None) -> dict[str, Any]:
@@ -290,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         choices=("auto", "f16", "f32"),
         help="transcribe.cpp's KV cache (auto = its default, F16; ours is F32)",
+    )
+    ap.add_argument(
+        "--repack-cache", type=Path, metavar="DIR", help="ours loads with this repack cache (as the app does)"
     )
     ap.add_argument("--cpu-variant", help="CAPTIONIST_CPU_VARIANT for every run of ours")
     ap.add_argument("--variant-gain", metavar="NAME", help="also run ours on this ggml CPU variant (haswell)")

@@ -65,6 +65,7 @@ class Job:
     their_min_decode_ms: int = 0  # transcribe.cpp's stream decodes at most every N ms of audio
     their_kv_type: str = "auto"  # transcribe.cpp's KV cache: "auto" (F16), "f16" or "f32"
     stop_at_eos: bool = False  # ours, offline: end at the first EOS (the reference's offline rule)
+    repack_cache: str = ""  # ours: Model(repack_cache=...) folder ("" = none)
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Result:
     rss_anon_mb: float = 0.0  # at the end of the timed run: the engine's own memory (KV caches, buffers)
     rss_file_mb: float = 0.0  # ... and the mapped file pages (weights) resident then
     notes: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # ours: Model.info entries about the load
 
 
 def ids_from_text(text: str) -> list[int]:

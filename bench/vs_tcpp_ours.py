@@ -5,7 +5,9 @@
 Stream: ``Model.stream(delay_ms=80·d)``, fed in ``feed_ms`` blocks, then ``finish()``. Offline:
 ``Model.transcribe(pcm, delay_ms=80·d)`` (d = 30 for the comparison with transcribe.cpp's run()).
 ``CAPTIONIST_CPU_VARIANT`` in the environment (set by the bench's ``--cpu-variant``) picks the ggml
-CPU variant where the engine supports it; the loaded one is reported either way.
+CPU variant where the engine supports it; the loaded one is reported either way. The job's
+``repack_cache`` folder, when set, is passed to ``Model`` (the app's loads use one); the Result's
+``info`` says what the load did with it.
 """
 
 from __future__ import annotations
@@ -69,7 +71,17 @@ def main(argv: list[str]) -> int:
         ids, eos = _offline(m, job, pcm)
         return {"ids": ids, "n_feeds": 1, "eos_after": eos}
 
-    run_job(job, "ours", lambda: Model(job.model, backend="cpu", n_threads=job.threads), run)
+    def load() -> Model:
+        return Model(job.model, backend="cpu", n_threads=job.threads, repack_cache=job.repack_cache or None)
+
+    def run_and_describe(m: Model, pcm: np.ndarray, timed: bool) -> dict[str, Any]:
+        fields = run(m, pcm, timed)
+        if timed:
+            keys = ("repack_cache", "repacked_tensors", "weights_mapped", "weight_bytes")
+            fields["info"] = {k: m.info[k] for k in keys}
+        return fields
+
+    run_job(job, "ours", load, run_and_describe)
     return 0
 
 
