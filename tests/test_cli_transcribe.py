@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from captionist import engine
+from captionist import engine, paths
 from captionist.__main__ import main
 from captionist.engine import EngineError
 from captionist.transcript import Caption, parse
@@ -30,7 +30,9 @@ class FakeModel(FakeLiveModel):
 
     instances: list[FakeModel] = []
 
-    def __init__(self, path: str, backend: str = "auto", n_threads: int | None = None) -> None:
+    def __init__(
+        self, path: str, backend: str = "auto", n_threads: int | None = None, repack_cache: Path | None = None
+    ) -> None:
         if "broken" in str(path):
             raise EngineError(f"{path}: not a Captionist model file (bad magic)")
         if "fastconformer" in str(path):
@@ -46,7 +48,7 @@ class FakeModel(FakeLiveModel):
             )
         else:
             super().__init__(path, latencies_ms=(480, 960), architecture="voxtral_realtime")
-        self.backend, self.n_threads = backend, n_threads
+        self.backend, self.n_threads, self.repack_cache = backend, n_threads, repack_cache
         self.calls: list[tuple[int | None, str | None]] = []
         self.block_sizes: list[int] = []
         FakeModel.instances.append(self)
@@ -108,6 +110,7 @@ def test_txt_to_stdout(tmp_path: Path, model: Path, capsys: pytest.CaptureFixtur
     assert out == "w0 w1 w2 w3 w4 w5 w20 w21 w22 w23 w24\n"
     (m,) = FakeModel.instances
     assert (m.path, m.backend, m.n_threads, m.calls) == (str(model), "auto", 3, [(480, None)])
+    assert m.repack_cache == paths.repack_cache_dir()  # the app's cache: later loads of Q4_K map it
 
 
 @pytest.mark.parametrize("fmt", ["srt", "vtt", "json"])
