@@ -234,8 +234,9 @@ bool place_from_cache(model_base & m, const gguf_file & f, ggml_backend_buffer_t
     size_t probe = 0, largest = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
         if (ggml_nbytes(tensors[i]) < ggml_nbytes(tensors[probe])) probe = i;
-        largest = std::max(largest, ggml_backend_buft_get_alloc_size(buft, tensors[i]));
-        if (ggml_backend_buft_get_alloc_size(buft, tensors[i]) != ggml_nbytes(tensors[i])) return false;
+        const size_t alloc = ggml_backend_buft_get_alloc_size(buft, tensors[i]);
+        if (alloc != ggml_nbytes(tensors[i])) return false; // the cache holds ggml_nbytes per tensor
+        largest = std::max(largest, alloc);
     }
     ggml_tensor * t = tensors[probe];
     ggml_backend_buffer_t check = alloc_group(buft, {t}, m.backend_name);

@@ -53,11 +53,14 @@ void put_u64(char * out, uint64_t v) {
     for (int i = 0; i < 8; ++i) out[i] = (char) ((v >> (8 * i)) & 0xff);
 }
 
+// file_prefix() of a path already made absolute.
+std::string prefix_of(const std::string & absolute) {
+    return fs_path(absolute).stem().u8string() + "-" + hex(fnv1a(absolute)).substr(0, 12) + "-";
+}
+
 } // namespace
 
-std::string repack_cache::file_prefix(const std::string & model_path) {
-    return fs_path(model_path).stem().u8string() + "-" + hex(fnv1a(absolute_path(model_path))).substr(0, 12) + "-";
-}
+std::string repack_cache::file_prefix(const std::string & model_path) { return prefix_of(absolute_path(model_path)); }
 
 repack_cache::repack_cache(const std::string & dir, const std::string & model_path, ggml_backend_buffer_type_t buft,
                            const std::vector<ggml_tensor *> & tensors)
@@ -72,27 +75,25 @@ repack_cache::repack_cache(const std::string & dir, const std::string & model_pa
     header_ = "captionist repack cache 1\nggml " + std::string(ggml_version()) + " " + ggml_commit() + "\nbuffer " +
               layout + "\nmodel " + model + "\nmodel_size " + std::to_string(model_size) + "\nmodel_mtime " +
               std::to_string((long long) mtime.time_since_epoch().count()) + "\n";
-    // the offsets depend on the header's length, which depends on the offsets' digits: lay the
-    // tensors out from a start that leaves room for the longest header they could need
-    std::string lines;
+    // each tensor's line ends in its offset and size, and the offsets depend on the header's
+    // length: the data starts where a header with 20-digit numbers would end
+    std::vector<std::string> lines; // each tensor's line before its offset and size
+    size_t longest_header = sizeof(MAGIC) + 8 + header_.size();
     for (const ggml_tensor * t : tensors) {
-        lines += "tensor " + std::string(ggml_get_name(t)) + " " + ggml_type_name(t->type);
-        for (int d = 0; d < GGML_MAX_DIMS; ++d) lines += " " + std::to_string(t->ne[d]);
-        lines += " 00000000000000000000 00000000000000000000\n";
+        std::string line = "tensor " + std::string(ggml_get_name(t)) + " " + ggml_type_name(t->type);
+        for (int d = 0; d < GGML_MAX_DIMS; ++d) line += " " + std::to_string(t->ne[d]);
+        longest_header += line.size() + 2 * 21 + 1;
+        lines.push_back(std::move(line));
     }
-    size_t at = align_up(sizeof(MAGIC) + 8 + header_.size() + lines.size());
-    for (const ggml_tensor * t : tensors) {
-        offsets_.push_back(at);
-        at = align_up(at + ggml_nbytes(t));
-    }
-    size_ = tensors.empty() ? at : offsets_.back() + ggml_nbytes(tensors.back());
+    size_t at = align_up(longest_header);
     for (size_t i = 0; i < tensors.size(); ++i) {
-        const ggml_tensor * t = tensors[i];
-        header_ += "tensor " + std::string(ggml_get_name(t)) + " " + ggml_type_name(t->type);
-        for (int d = 0; d < GGML_MAX_DIMS; ++d) header_ += " " + std::to_string(t->ne[d]);
-        header_ += " " + std::to_string(offsets_[i]) + " " + std::to_string(ggml_nbytes(t)) + "\n";
+        offsets_.push_back(at);
+        header_ += lines[i] + " " + std::to_string(at) + " " + std::to_string(ggml_nbytes(tensors[i])) + "\n";
+        size_ = at + ggml_nbytes(tensors[i]);
+        at = align_up(size_);
     }
-    path_ = (fs_path(dir) / fs_path(file_prefix(model_path) + hex(fnv1a(layout)).substr(0, 12) + ".repack")).u8string();
+    if (tensors.empty()) size_ = at;
+    path_ = (fs_path(dir) / fs_path(prefix_of(model) + hex(fnv1a(layout)).substr(0, 12) + ".repack")).u8string();
 }
 
 std::shared_ptr<mapped_file> repack_cache::open() const {
