@@ -33,6 +33,8 @@ VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$ROOT/pyproject.toml"
 W=${GPU_CHECK_WORK:-/tmp/gpu_check}  # build folders, the installs, models, logs
 SITE=$W/site  # libggml/ (the ggml install), engine/ (its build output), captionist/ (the package)
 PY=python3
+# the engine's build folder per mode and Python: CMake keeps the Python it found in its cache
+ENGINE_TAG=$MODE-$("$PY" -c 'import sys; print("py%d%d" % sys.version_info[:2])' 2>/dev/null)
 GEN=""
 command -v ninja >/dev/null && GEN="-G Ninja"
 
@@ -98,7 +100,8 @@ build_ggml() {
   sdist=$(ls "$PREP"/libggml_python-"$VERSION".tar.gz 2>/dev/null | head -n 1)
   if [ -z "$sdist" ]; then echo "no source distribution in $PREP: run bash tools/gpu_check.sh --prepare first"; return 1; fi
   # a second run reuses the source and build folders (the archive's old timestamps keep ninja's
-  # outputs current)
+  # outputs current); each mode has its own build folder, so a CUDA build's cache never leaks into a
+  # --cpu run
   [ -d "$W/src/libggml_python-$VERSION" ] || { mkdir -p "$W/src" && tar xzf "$sdist" -C "$W/src"; } || return 1
   if [ "$1" = 1 ]; then
     root=$(cuda_root) || { echo "no CUDA toolkit with cuBLAS"; return 1; }
@@ -111,12 +114,12 @@ build_ggml() {
   t0=$(date +%s)
   rm -rf "$SITE/libggml"
   # shellcheck disable=SC2086
-  cmake -S "$W/src/libggml_python-$VERSION" -B "$W/build-ggml" $GEN -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$W/src/libggml_python-$VERSION" -B "$W/build-ggml-$MODE" $GEN -DCMAKE_BUILD_TYPE=Release \
     -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=ON -DGGML_OPENMP=OFF \
     -DGGML_CCACHE=OFF -DCMAKE_INSTALL_PREFIX="$SITE/libggml" $extra >"$W/ggml-configure.log" 2>&1 \
     || { tail -n 40 "$W/ggml-configure.log"; return 1; }
-  cmake --build "$W/build-ggml" -j "$(nproc)" >"$W/ggml-build.log" 2>&1 || { tail -n 60 "$W/ggml-build.log"; return 1; }
-  cmake --install "$W/build-ggml" >/dev/null || return 1
+  cmake --build "$W/build-ggml-$MODE" -j "$(nproc)" >"$W/ggml-build.log" 2>&1 || { tail -n 60 "$W/ggml-build.log"; return 1; }
+  cmake --install "$W/build-ggml-$MODE" >/dev/null || return 1
   echo "ggml built in $(( $(date +%s) - t0 )) s: $(ls "$SITE"/libggml/lib*/ | tr '\n' ' ')"
 }
 
@@ -125,11 +128,11 @@ build_engine() {
   local t0
   t0=$(date +%s)
   # shellcheck disable=SC2086
-  cmake -S "$ROOT/engine" -B "$W/build-engine" $GEN -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$SITE/libggml" \
+  cmake -S "$ROOT/engine" -B "$W/build-engine-$ENGINE_TAG" $GEN -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$SITE/libggml" \
     -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$(command -v "$PY")" \
     >"$W/engine-configure.log" 2>&1 || { tail -n 40 "$W/engine-configure.log"; return 1; }
-  cmake --build "$W/build-engine" -j "$(nproc)" >"$W/engine-build.log" 2>&1 || { tail -n 60 "$W/engine-build.log"; return 1; }
-  mkdir -p "$SITE/engine" && rm -f "$SITE"/engine/_engine*.so && cp "$W"/build-engine/_engine*.so "$SITE/engine/" || return 1
+  cmake --build "$W/build-engine-$ENGINE_TAG" -j "$(nproc)" >"$W/engine-build.log" 2>&1 || { tail -n 60 "$W/engine-build.log"; return 1; }
+  mkdir -p "$SITE/engine" && rm -f "$SITE"/engine/_engine*.so && cp "$W"/build-engine-$ENGINE_TAG/_engine*.so "$SITE/engine/" || return 1
   echo "engine built in $(( $(date +%s) - t0 )) s for $("$PY" -V 2>&1)"
 }
 
