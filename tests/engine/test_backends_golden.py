@@ -19,6 +19,7 @@ from tools.compare_node_dumps import NodeRecord, compare, read_dump
 from tools.dump_stream_nodes import dump_stream
 
 from .conftest import DEVICE_PARAMS, DEVICES, MODELS, load_clip, load_expected
+from .cuda_rules import transposed_copy_into_a_strided_view
 from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
 
 FRAME_MS = 80
@@ -204,26 +205,6 @@ def test_every_node_agrees_with_the_cpu(
         assert not result.over, (name, device, first)
 
 
-# ggml's element sizes for the types its CUDA copy sends to the transposed kernel (F32, F16, I32, BF16)
-_TYPE_SIZES = {0: 4, 1: 2, 26: 4, 30: 2}
-
-
-def takes_cudas_transposed_copy_into_a_strided_view(r: NodeRecord) -> bool:
-    """ggml 0.20.2's CUDA copy (src/ggml-cuda/cpy.cu, `can_be_transposed`) sends a same-type copy
-    whose source has element-sized row strides to a kernel that writes the destination as if it were
-    contiguous (ggml-org/ggml#1497); with a strided destination the values land in the wrong places."""
-    if r.op != "CPY" or len(r.source_layouts) < 2:
-        return False
-    src, dst = r.source_layouts[0], r.source_layouts[1]
-    size = _TYPE_SIZES.get(src.ggml_type)
-    if size is None or src.ggml_type != dst.ggml_type:
-        return False
-    transposable = (
-        src.strides[1] == size and src.shape[3] == 1 and src.strides[2] == src.shape[0] * src.shape[1] * size
-    )
-    return transposable and not dst.is_contiguous(size)
-
-
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
     device: str, node_dumps: Callable[[str, str], list[NodeRecord]]
@@ -238,7 +219,7 @@ def test_no_copy_takes_cudas_transposed_kernel_into_a_strided_view(
         bad = [
             (r.compute, r.node, r.name, r.source_layouts)
             for r in records
-            if takes_cudas_transposed_copy_into_a_strided_view(r)
+            if transposed_copy_into_a_strided_view(r)
         ]
         assert not bad, (name, bad[:3])
         copies += sum(1 for r in records if r.op == "CPY")
