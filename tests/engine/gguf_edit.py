@@ -1,4 +1,5 @@
-"""Write a modified copy of a GGUF (for bad-input tests): change keys, drop tensors."""
+"""Write a modified copy of a GGUF (for bad-input tests and model variants): change keys, drop or
+replace tensors."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ from gguf import GGUFReader, GGUFValueType, GGUFWriter
 
 
 def rewrite_gguf(
-    src: Path, dst: Path, *, set_kv: dict[str, Any] | None = None, drop: tuple[str, ...] = ()
+    src: Path,
+    dst: Path,
+    *,
+    set_kv: dict[str, Any] | None = None,
+    drop: tuple[str, ...] = (),
+    replace: dict[str, np.ndarray] | None = None,
 ) -> Path:
+    """`replace`: tensor name -> new data (numpy order, ggml's shape reversed; F32 or F16 kept as given)."""
     set_kv = set_kv or {}
+    replace = replace or {}
     reader = GGUFReader(src)
     writer = GGUFWriter(dst, arch="voxtral_realtime")
     writer.kv_data[0].clear()  # the constructor's general.architecture is replaced below
@@ -25,6 +33,9 @@ def rewrite_gguf(
         writer.add_key_value(name, value, vtype, sub_type=sub)
     for t in reader.tensors:
         if t.name in drop:
+            continue
+        if t.name in replace:
+            writer.add_tensor(t.name, np.ascontiguousarray(replace[t.name]))
             continue
         writer.add_tensor(t.name, np.array(t.data), raw_shape=list(t.data.shape), raw_dtype=t.tensor_type)
     writer.write_header_to_file()

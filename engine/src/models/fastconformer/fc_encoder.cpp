@@ -9,6 +9,8 @@
 #include <ggml-backend.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 namespace captionist {
 
@@ -169,6 +171,19 @@ ggml_tensor * self_attention(ggml_context * ctx, ggml_cgraph * gf, const fc_mode
     return linear(ctx, m, l.wo, l.bo, out);
 }
 
+// Whether the causal depthwise convolution of width K runs as ggml_conv_2d_dw_direct instead of
+// ggml_ssm_conv. ggml 0.20.2's CUDA backend has SSM_CONV kernels for widths 3, 4, 5, 9 and 15 only and
+// aborts the process on any other, while its supports_op accepts the op; so on every non-CPU device
+// (one rule for all, which keeps the graphs dumped on Vulkan the ones CUDA gets) the other widths take
+// the 2-D form. The published models use 9. CAPTIONIST_FC_DEPTHWISE=conv_2d takes it everywhere, so
+// that the CPU tests check it against the reference.
+bool depthwise_as_conv_2d(const fc_model & m, int64_t K) {
+    const char * e = std::getenv("CAPTIONIST_FC_DEPTHWISE");
+    if (e && std::strcmp(e, "conv_2d") == 0) return true;
+    if (ggml_backend_dev_type(m.device) == GGML_BACKEND_DEVICE_TYPE_CPU) return false;
+    return K != 3 && K != 4 && K != 5 && K != 9 && K != 15;
+}
+
 // pw1 -> GLU -> causal depthwise conv (state.conv holds the previous kernel-1 inputs) -> norm -> SiLU -> pw2
 ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model & m, const fc_state & state, int il,
                           ggml_tensor * h, int n) {
@@ -187,8 +202,16 @@ ggml_tensor * conv_module(ggml_context * ctx, ggml_cgraph * gf, const fc_model &
         ggml_tensor * cache = state.conv[il]; // [K-1, E]
         ggml_tensor * seq = ggml_concat(ctx, cache, ggml_cont(ctx, ggml_transpose(ctx, glu)), 0); // [K-1+n, E]
         ggml_tensor * last = ggml_view_2d(ctx, seq, K - 1, E, seq->nb[1], (size_t) n * ggml_element_size(seq));
-        y = ggml_ssm_conv(ctx, ggml_reshape_3d(ctx, seq, K - 1 + n, E, 1), l.conv_dw_w); // [E, n, 1]
-        y = ggml_reshape_2d(ctx, y, E, n);
+        if (depthwise_as_conv_2d(m, K)) {
+            // the same sums as a 2-D depthwise convolution over [K-1+n, 1, E] (contiguous, so ggml
+            // reads the kernel [K, 1, 1, E] as it is stored), then back to [E, n]
+            y = ggml_conv_2d_dw_direct(ctx, ggml_reshape_4d(ctx, l.conv_dw_w, K, 1, 1, E),
+                                       ggml_reshape_4d(ctx, seq, K - 1 + n, 1, E, 1), 1, 1, 0, 0, 1, 1); // [n, 1, E]
+            y = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_2d(ctx, y, n, E)));
+        } else {
+            y = ggml_ssm_conv(ctx, ggml_reshape_3d(ctx, seq, K - 1 + n, E, 1), l.conv_dw_w); // [E, n, 1]
+            y = ggml_reshape_2d(ctx, y, E, n);
+        }
         ggml_build_forward_expand(gf, y);
         ggml_build_forward_expand(gf, ggml_cpy(ctx, last, cache)); // after y: the conv read the old cache
     } else {
