@@ -230,10 +230,13 @@ timeout "$(( $(left) > 120 ? $(left) - 60 : 60 ))" bash -c '
 ' models "$DIMS" "$VOX" "$FC_SIZES" "$FC" "$QTHREADS" >"$W/models.log" 2>&1 &
 MODELS=$!
 
-step "golden tests on every non-CPU device (tests/engine/test_backends_golden.py)"
+# the golden tests, then ggml's CUDA rules on the graphs CUDA itself gets and the depthwise widths
+# CUDA has no kernel for (test_cuda_rules.py, test_fc_depthwise.py: seconds)
+step "golden tests on every non-CPU device (tests/engine/test_backends_golden.py and the CUDA rules)"
 GOLDEN=0
 if fits 60 "the golden tests"; then
-  python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs --tb=short tests/engine/test_backends_golden.py || GOLDEN=1
+  python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs --tb=short tests/engine/test_backends_golden.py \
+    tests/engine/test_cuda_rules.py tests/engine/test_fc_depthwise.py || GOLDEN=1
 fi
 [ $GOLDEN = 0 ] || FAILED=1
 
