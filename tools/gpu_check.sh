@@ -106,7 +106,10 @@ build_ggml() {
   if [ "$1" = 1 ]; then
     root=$(cuda_root) || { echo "no CUDA toolkit with cuBLAS"; return 1; }
     echo "CUDA toolkit: $root"
-    extra="-DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$2 -DCMAKE_CUDA_COMPILER=$root/bin/nvcc"
+    # CUDA graphs compiled in, but off (GGML_CUDA_DISABLE_GRAPHS below) except in the step that
+    # measures them: the installers build without them
+    extra="-DGGML_CUDA=ON -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_NCCL=OFF -DCMAKE_CUDA_ARCHITECTURES=$2"
+    extra="$extra -DCMAKE_CUDA_COMPILER=$root/bin/nvcc"
     extra="$extra -DCUDAToolkit_ROOT=$root"
     [ -f "$root/lib64/stubs/libcuda.so" ] && extra="$extra -DCUDA_cuda_driver_LIBRARY=$root/lib64/stubs/libcuda.so"
   fi
@@ -206,6 +209,7 @@ if [ "$MODE" = cuda ]; then
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   fi
   ldd "$CUDA_SO" | grep -E 'cublas|cudart|libcuda'
+  export GGML_CUDA_DISABLE_GRAPHS=1  # as the installers run (their ggml has no CUDA graphs)
 fi
 python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]" || exit 1
 if [ "$MODE" = cuda ]; then
@@ -302,6 +306,21 @@ for size in ${FC_SIZES//,/ }; do
   step "FastConformer $size: ms per step"
   fits 25 "FastConformer $size timings" && bench "$FC/fastconformer-$size"/{f16,q8_0,q4_k}.gguf
 done
+
+if [ "$MODE" = cuda ] && fits 60 "the CUDA graphs measurement"; then
+  # not a target: whether ggml's CUDA graphs (one launch per graph instead of one per kernel) keep
+  # the results and cut the step time, to decide whether the installers should build them
+  step "CUDA graphs (not in the installers): Voxtral Q4_K, FastConformer 120M Q8_0, streamed goldens"
+  GRAPH_FILES=()
+  for f in "$VOX/voxtral-synth-$DIMS-q4_k.gguf" "$FC/fastconformer-120m/q8_0.gguf"; do
+    [ -f "$f" ] && GRAPH_FILES+=("$f")
+  done
+  [ ${#GRAPH_FILES[@]} -gt 0 ] && env -u GGML_CUDA_DISABLE_GRAPHS python3 bench/bench_device_steps.py \
+    --backend "$BACKEND" --threads "$THREADS" --json "$OUTDIR/graphs-on.json" "${GRAPH_FILES[@]}"
+  env -u GGML_CUDA_DISABLE_GRAPHS python3 -m pytest -q -p no:cacheprovider -o addopts="" --tb=line \
+    tests/engine/test_backends_golden.py -k "streams_on_the_device or encoder_outputs_match" \
+    && echo "CUDA graphs: the streamed goldens pass" || echo "CUDA graphs: the streamed goldens FAIL (not shipped)"
+fi
 
 step "targets"
 python3 - "$OUTDIR" "$DIMS" <<'PY' || FAILED=1
