@@ -103,11 +103,30 @@ void load_with_cpu_variant(const std::string & dir, const std::string & variant)
     }
 }
 
+// ggml's CUDA graphs (ggml built with GGML_CUDA_GRAPHS; HIP and MUSA graphs share the code) capture a
+// graph's kernels once and then replay them whenever the scheduler hands over a split it has not
+// made again, without looking at the nodes (ggml-cuda.cu, ggml_cuda_graph_update_required: the same
+// cgraph uid counts as unchanged). The engine's kept graphs move their cache-write and window views
+// between computes (graph_runner.h, move_view; timings()["n_moved_recomputes"] counts it), so a
+// replay would write and read the slots of the step it was captured at: wrong text. They are off in
+// this process unless CAPTIONIST_CUDA_GRAPHS=1 asks for them (development: tools/gpu_check.sh
+// measures them), or the user already set the variable. Set before any backend computes: ggml reads
+// it once, at its first CUDA graph compute. The installers' ggml is built without them anyway.
+void disable_cuda_graphs_unless_asked() {
+    if (env_flag("CAPTIONIST_CUDA_GRAPHS") || std::getenv("GGML_CUDA_DISABLE_GRAPHS")) return;
+#ifdef _WIN32
+    _putenv_s("GGML_CUDA_DISABLE_GRAPHS", "1");
+#else
+    setenv("GGML_CUDA_DISABLE_GRAPHS", "1", 0);
+#endif
+}
+
 } // namespace
 
 void backend_init_once() {
     static std::once_flag once;
     std::call_once(once, [] {
+        disable_cuda_graphs_unless_asked();
         ggml_log_set(log_callback, nullptr);
         const std::string dir = ggml_library_dir();
         // A linked build has its CPU backend registered already, and an installer bundle registers

@@ -65,6 +65,7 @@ void graph_runner::add_counters(std::map<std::string, double> & out) const {
     out["n_bytes_in"] = (double) n_bytes_in_;
     out["n_bytes_out"] = (double) n_bytes_out_;
     out["n_graph_splits"] = (double) n_splits_;
+    out["n_moved_recomputes"] = (double) n_moved_recomputes_;
 }
 
 bool graph_runner::profile_node(ggml_tensor * t, bool ask, void * self) {
@@ -129,6 +130,7 @@ void graph_runner::alloc(ggml_cgraph * gf, int i) {
     }
     size_t size = 0;
     for (ggml_backend_t b : backends_) size += ggml_backend_sched_get_buffer_size(s.sched, b);
+    s.addresses.clear();
     if (size != s.buffer_size) {
         s.buffer_size = size;
         ++s.grows;
@@ -141,12 +143,25 @@ void graph_runner::compute(ggml_cgraph * gf, int i) {
         const bool on = dump_->begin_compute();
         ggml_backend_sched_set_eval_callback(slot(i).sched, on ? &node_dump::eval : nullptr, on ? dump_ : nullptr);
     }
+    note_addresses(slot(i), gf);
     const ggml_status st = ggml_backend_sched_graph_compute(slot(i).sched, gf);
     n_splits_ += ggml_backend_sched_get_n_splits(slot(i).sched);
     if (st != GGML_STATUS_SUCCESS) {
         throw std::runtime_error("the " + m_.backend_name + " backend failed to compute (status " +
                                  std::to_string((int) st) + ")");
     }
+}
+
+void graph_runner::note_addresses(slot_state & s, ggml_cgraph * gf) {
+    std::vector<const void *> & now = s.scratch; // kept, so that a step allocates nothing
+    now.clear();
+    for (int n = 0; n < ggml_graph_n_nodes(gf); ++n) {
+        const ggml_tensor * t = ggml_graph_node(gf, n);
+        now.push_back(t->data);
+        for (const ggml_tensor * src : t->src) now.push_back(src ? src->data : nullptr);
+    }
+    if (!s.addresses.empty() && now != s.addresses) ++n_moved_recomputes_;
+    s.addresses.swap(now);
 }
 
 void graph_runner::set(ggml_tensor * t, const void * data, size_t bytes, size_t offset) {

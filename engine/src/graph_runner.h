@@ -63,7 +63,8 @@ public:
     int64_t n_computes() const { return n_computes_; }   // compute() calls
     int64_t n_buffer_grows() const;                       // compute buffers (re)allocated so far
     // All of the above under the names streams report them in timings(): n_threads,
-    // n_graph_builds, n_graph_computes, n_buffer_grows, n_bytes_in, n_bytes_out, n_graph_splits.
+    // n_graph_builds, n_graph_computes, n_buffer_grows, n_bytes_in, n_bytes_out, n_graph_splits,
+    // n_moved_recomputes.
     void add_counters(std::map<std::string, double> & out) const;
 
 private:
@@ -73,7 +74,10 @@ private:
         ggml_context * ctx = nullptr;
         size_t buffer_size = 0;
         int64_t grows = 0;
+        // every node's and source's data address at the last compute since alloc() (empty: none yet)
+        std::vector<const void *> addresses, scratch;
     };
+    void note_addresses(slot_state & s, ggml_cgraph * gf);
     slot_state & slot(int i);
 
     const model_base & m_;
@@ -87,6 +91,10 @@ private:
     // stays on its device counts 1 and every op that falls back to the CPU adds a split (and the
     // copies between the two that bytes_in / bytes_out do not count)
     int64_t n_splits_ = 0;
+    // computes of an allocated graph in which a node or source now lies at another address than at
+    // its last compute (a view moved by move_view): ggml's CUDA graphs would replay such a graph
+    // with the old addresses (backend_registry.cpp turns them off for this reason)
+    int64_t n_moved_recomputes_ = 0;
     int64_t n_bytes_in_ = 0;
     int64_t n_bytes_out_ = 0;
     // CAPTIONIST_PROFILE_OPS=1: every node computed on its own and timed; totals per op printed to
