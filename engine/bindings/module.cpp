@@ -254,6 +254,7 @@ public:
         d["weight_bytes"] = i.weight_bytes;
         d["weights_mapped"] = i.weights_mapped;
         d["repacked_tensors"] = i.repacked_tensors;
+        d["repacked_layouts"] = i.repacked_layouts;
         d["repack_cache"] = repack_cache_state_name(i.repack_cache);
         d["repack_cache_path"] = i.repack_cache_path;
         d["repack_cache_error"] = i.repack_cache_error;

@@ -268,7 +268,17 @@ std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts() {
     auto get = cpu_proc<ggml_backend_dev_get_extra_bufts_t>("ggml_backend_dev_get_extra_bufts");
     if (!dev || !get) return out;
     if (env_flag("CAPTIONIST_NO_REPACK")) return out;
-    for (ggml_backend_buffer_type_t * p = get(dev); p && *p; ++p) out.push_back(*p);
+    for (ggml_backend_buffer_type_t * p = get(dev); p && *p; ++p) {
+        // Never ggml's AMX layout (Intel Xeon 4th generation and later): the CPU variant built with
+        // GCC 12 (Debian 12, our Linux builds) loads a tile configuration whose rows and column
+        // widths the compiler dropped as dead stores (its _tile_loadconfig tells the compiler that
+        // only the first 8 bytes are read), so the first AMX product stops the process with SIGILL
+        // (seen on a Sapphire Rapids VM: `vpxor; vmovdqa64 %zmm0; movb $1; ldtilecfg`, then
+        // tileloadd). The other layouts serve those types, and live streams' few columns go through
+        // the column kernels anyway.
+        if (std::string(ggml_backend_buft_name(*p)) == "AMX") continue;
+        out.push_back(*p);
+    }
     return out;
 }
 

@@ -26,8 +26,8 @@ ggml_backend_dev_t pick_device(const std::string & want);
 // The CPU backend's feature string ("AVX2 FMA F16C ..." and the variant's name when it reports one).
 std::string cpu_backend_features();
 
-// The CPU backend's extra buffer types (ggml's repacked layouts, AMX, ...), in its order of
-// preference; none when CAPTIONIST_NO_REPACK is set.
+// The CPU backend's extra buffer types (ggml's repacked layouts), in its order of preference, without
+// AMX's (see the .cpp); none when CAPTIONIST_NO_REPACK is set.
 std::vector<ggml_backend_buffer_type_t> cpu_extra_bufts();
 
 // CPU backend controls; no-ops for other backends.

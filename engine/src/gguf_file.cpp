@@ -493,6 +493,7 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     }
     m.weight_bytes = 0;
     m.info_.repacked_tensors = 0;
+    m.info_.repacked_layouts.clear();
     std::shared_ptr<mapped_file> mf;
     if (map) {
         try {
@@ -511,6 +512,7 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
             info.repack_cache_path = cache->path();
         }
         m.info_.repacked_tensors += (int64_t) g.second.size();
+        m.info_.repacked_layouts[ggml_backend_buft_name(g.first)] += (int64_t) g.second.size();
         if (cache && place_from_cache(m, f, g.first, g.second, *cache, source_of, mf.get())) {
             if (info.repack_cache == repack_cache_state::REPACK_CACHE_NONE) info.repack_cache = repack_cache_state::REPACK_CACHE_USED;
             continue;

@@ -123,6 +123,20 @@ def test_voxtral_q4_k_matrices_are_repacked(
     check_repacked_like_plain(gguf_path("tiny_wide", "f32"), q4k, "enc_out", 480, monkeypatch)
 
 
+@pytest.mark.parametrize("kind", ["Q8_0", "Q4_K"])
+def test_no_weight_takes_the_amx_layout(gguf_path: Callable[[str, str], Path], kind: str) -> None:
+    """ggml's AMX layout (Intel Xeon 4th generation on) would take Q8_0 and Q4_K matrices, and its
+    GCC 12 build stops the process with SIGILL at the first product (backend_registry.cpp). Every
+    repacked weight is in a layout `repacked_layouts` names, never AMX's, and a stream runs; on a
+    machine with AMX (cpu_features has AMX_INT8) this died before the change."""
+    m = engine.Model(gguf_path("tiny_wide", kind), backend="cpu", n_threads=1)
+    layouts = m.info["repacked_layouts"]
+    assert sum(layouts.values()) == m.info["repacked_tensors"]
+    assert "AMX" not in layouts
+    assert set(layouts) <= {"CPU_REPACK"}, layouts
+    assert len(ids(m)) > 5
+
+
 def test_voxtral_tied_head_twin_gives_the_plain_logits(
     monkeypatch: pytest.MonkeyPatch, gguf_path: Callable[[str, str], Path]
 ) -> None:

@@ -84,6 +84,7 @@ struct model_info {
     size_t weight_bytes = 0;
     bool weights_mapped = false;     // weights read in place from the mapped file (not copied)
     int64_t repacked_tensors = 0;    // weights the CPU backend re-laid out for its faster kernels
+    std::map<std::string, int64_t> repacked_layouts; // of those, how many per layout (buffer type name)
     int64_t product_twins = 0;       // of those, second copies of weights also read by row (tied head)
     repack_cache_state repack_cache = repack_cache_state::REPACK_CACHE_NONE;
     std::string repack_cache_path;   // the cache file, when there was one to use or write
