@@ -14,6 +14,8 @@ import soundfile
 from captionist import engine
 from captionist.convert import convert_checkpoint
 from captionist.engine import DeviceType
+from tools.compare_node_dumps import NodeRecord, read_dump
+from tools.dump_stream_nodes import dump_stream
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 REFERENCE = DATA / "reference"
@@ -127,3 +129,40 @@ def speechy(seconds: float, seed: int = 0) -> np.ndarray:
     return (0.3 * tone * (np.sin(2 * np.pi * 2.5 * t) > 0) + 0.02 * rng.standard_normal(t.size)).astype(
         np.float32
     )
+
+
+@pytest.fixture(scope="session")
+def device_dumps(
+    gguf_path: Callable[[str, str], Path],
+    fc_f32: Callable[[str], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[str, str, str, str], list[NodeRecord]]:
+    """device_dumps(family, kind, backend, flash) -> the nodes of a 2 s stream's first 12 graph computes
+    (tools/dump_stream_nodes.py), the engine choosing the cache type itself, and flash attention too
+    where `flash` is "" ("0" / "1" force it off / on). Shared by the CUDA and Metal rule checks."""
+    root = tmp_path_factory.mktemp("device_dumps")
+    made: dict[tuple[str, str, str, str], list[NodeRecord]] = {}
+
+    def model(family: str, kind: str) -> Path:
+        if family == "voxtral":
+            return gguf_path("tiny_small", kind if kind in ("f32", "f16") else kind.upper())
+        out = root / f"fc.{kind}.gguf"
+        if kind == "f32":
+            return fc_f32("nemotron_tiny_ctx")
+        if not out.exists():
+            engine.quantize(fc_f32("nemotron_tiny_ctx"), out, kind.upper())
+        return out
+
+    def get(family: str, kind: str, backend: str, flash: str) -> list[NodeRecord]:
+        key = (family, kind, backend, flash)
+        if key not in made:
+            out = root / f"{family}.{kind}.{backend}.{flash or 'auto'}.nodes"
+            path = model(family, kind)
+            rc = dump_stream(
+                path, out, backend, computes=12, seconds=2.0, flash=flash, kv_type="", timeout=600
+            )
+            assert rc == 0
+            made[key] = read_dump(out)
+        return made[key]
+
+    return get

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
-from captionist import engine
-from tools.compare_node_dumps import Layout, NodeRecord, read_dump
-from tools.dump_stream_nodes import dump_stream
+from tools.compare_node_dumps import Layout, NodeRecord
 
 from .conftest import DEVICE_PARAMS
 from .cuda_rules import F16, F32, I32, CudaVerdict, verdict
@@ -93,49 +90,15 @@ def test_an_op_the_rules_do_not_know_is_reported() -> None:
     assert v is CudaVerdict.FALLS_BACK and "not an op this check knows" in why
 
 
-@pytest.fixture(scope="module")
-def device_dumps(
-    gguf_path: Callable[[str, str], Path],
-    fc_f32: Callable[[str], Path],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Callable[[str, str, str], list[NodeRecord]]:
-    """device_dumps(family, kind, backend) -> the nodes of a 2 s stream's first 12 graph computes, the
-    engine choosing flash attention and the cache type itself."""
-    root = tmp_path_factory.mktemp("cuda_rules")
-    made: dict[tuple[str, str, str], list[NodeRecord]] = {}
-
-    def model(family: str, kind: str) -> Path:
-        if family == "voxtral":
-            return gguf_path("tiny_small", kind if kind in ("f32", "f16") else kind.upper())
-        out = root / f"fc.{kind}.gguf"
-        if kind == "f32":
-            return fc_f32("nemotron_tiny_ctx")
-        if not out.exists():
-            engine.quantize(fc_f32("nemotron_tiny_ctx"), out, kind.upper())
-        return out
-
-    def get(family: str, kind: str, backend: str) -> list[NodeRecord]:
-        key = (family, kind, backend)
-        if key not in made:
-            out = root / f"{family}.{kind}.{backend}.nodes"
-            path = model(family, kind)
-            rc = dump_stream(path, out, backend, computes=12, seconds=2.0, flash="", kv_type="", timeout=600)
-            assert rc == 0
-            made[key] = read_dump(out)
-        return made[key]
-
-    return get
-
-
 STREAMS = [("voxtral", "f16"), ("voxtral", "q8_0"), ("voxtral", "q4_k"), ("fc", "f16"), ("fc", "q8_0")]
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 @pytest.mark.parametrize(("family", "kind"), STREAMS)
 def test_cuda_would_run_every_node_of_a_stream(
-    device: str, family: str, kind: str, device_dumps: Callable[[str, str, str], list[NodeRecord]]
+    device: str, family: str, kind: str, device_dumps: Callable[[str, str, str, str], list[NodeRecord]]
 ) -> None:
-    records = device_dumps(family, kind, device.lower())
+    records = device_dumps(family, kind, device.lower(), "")
     verdicts = [(verdict(r), r) for r in records]
     stops = (CudaVerdict.ABORTS, CudaVerdict.WRONG)
     bad = [(r.compute, r.op, r.name, why) for (v, why), r in verdicts if v in stops]
