@@ -16,22 +16,25 @@ supported), and flash attention (the engine asks the device itself: graph_attent
 
 from __future__ import annotations
 
-import enum
+from tools.compare_node_dumps import NodeRecord
 
-import gguf
+from .backend_rules import (
+    BF16,
+    F16,
+    F32,
+    I32,
+    Q,
+    Verdict,
+    block,
+    contiguous,
+    contiguous_channels,
+    contiguous_rows,
+    element_rows,
+    is_quantized,
+    judge,
+)
 
-from tools.compare_node_dumps import Layout, NodeRecord
-
-Q = gguf.GGMLQuantizationType
-F32, F16, BF16, I32 = int(Q.F32), int(Q.F16), int(Q.BF16), int(Q.I32)
 FLOATS = (F32, F16, BF16)
-
-
-class CudaVerdict(enum.Enum):
-    RUNS = enum.auto()  # on the GPU, correctly
-    FALLS_BACK = enum.auto()  # supports_op says no: the scheduler runs it on the CPU
-    ABORTS = enum.auto()  # supports_op says yes, then the kernel's GGML_ASSERT / GGML_ABORT stops the process
-    WRONG = enum.auto()  # runs and writes wrong values (a known ggml bug)
 
 
 # ggml_op_desc names of the unary ops ggml-cuda.cu's supports_op accepts (on a contiguous source)
@@ -59,51 +62,6 @@ CPY_PAIRS = frozenset(
     + [(I32, I32)]
 )
 SSM_CONV_WIDTHS = (3, 4, 5, 9, 15)  # ssm-conv.cu's kernel instances; any other width aborts
-
-
-def block(t: int) -> tuple[int, int]:
-    """(elements per block, bytes per block) of ggml type `t`."""
-    return gguf.GGML_QUANT_SIZES[Q(t)]
-
-
-def contiguous_m_n(x: Layout, m: int, n: int) -> bool:
-    """ggml.c's ggml_is_contiguous_m_n: dims 1..m may have any stride, dims m+1..n-1 must follow on."""
-    blck, size = block(x.ggml_type)
-    if x.shape[0] != blck and x.strides[0] != size:
-        return False
-    next_nb = size * (x.shape[0] // blck)
-    for i in range(1, n):
-        if i > m:
-            if x.shape[i] != 1 and x.strides[i] != next_nb:
-                return False
-            next_nb *= x.shape[i]
-        else:
-            next_nb = x.shape[i] * x.strides[i]
-    return True
-
-
-def contiguous(x: Layout, m: int = 0) -> bool:
-    """ggml_is_contiguous (m = 0), ggml_is_contiguous_1 and _2."""
-    return contiguous_m_n(x, m, 4)
-
-
-def contiguous_rows(x: Layout) -> bool:
-    blck, size = block(x.ggml_type)
-    return x.shape[0] == blck or x.strides[0] == size
-
-
-def contiguous_channels(x: Layout) -> bool:
-    nb = x.strides
-    return nb[0] > nb[2] and nb[1] > nb[0] and nb[2] == block(x.ggml_type)[1]
-
-
-def element_rows(x: Layout) -> bool:
-    """nb[0] is one element: rows whole, as the product and rope kernels need."""
-    return x.strides[0] == block(x.ggml_type)[1]
-
-
-def is_quantized(t: int) -> bool:
-    return block(t)[0] > 1
 
 
 def supports(r: NodeRecord) -> str | None:
@@ -232,14 +190,13 @@ def transposed_copy_into_a_strided_view(r: NodeRecord) -> bool:
     return transposable and not contiguous(dst)
 
 
-def verdict(r: NodeRecord) -> tuple[CudaVerdict, str]:
-    """What CUDA would do with node `r`, and why (empty where it runs)."""
-    why = supports(r)
-    if why is not None:
-        return CudaVerdict.FALLS_BACK, why
-    why = aborts(r)
-    if why is not None:
-        return CudaVerdict.ABORTS, why
+def wrong(r: NodeRecord) -> str | None:
+    """Why CUDA would compute the node wrongly (a known ggml bug), None where it would not."""
     if transposed_copy_into_a_strided_view(r):
-        return CudaVerdict.WRONG, "a transposed copy into a strided view (ggml-org/ggml#1497)"
-    return CudaVerdict.RUNS, ""
+        return "a transposed copy into a strided view (ggml-org/ggml#1497)"
+    return None
+
+
+def verdict(r: NodeRecord) -> tuple[Verdict, str]:
+    """What CUDA would do with node `r`, and why (empty where it runs)."""
+    return judge(r, supports, aborts, wrong)

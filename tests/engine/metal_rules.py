@@ -17,18 +17,9 @@ compute our nodes wrongly.
 
 from __future__ import annotations
 
-import enum
-
 from tools.compare_node_dumps import NodeRecord
 
-from .cuda_rules import BF16, F16, F32, I32, Q, block, contiguous, contiguous_rows
-
-
-class MetalVerdict(enum.Enum):
-    RUNS = enum.auto()  # on the GPU
-    FALLS_BACK = enum.auto()  # supports_op says no: the scheduler runs it on the CPU
-    ABORTS = enum.auto()  # supports_op says yes, then an assert or a missing kernel stops the process
-
+from .backend_rules import BF16, F16, F32, I32, Q, Verdict, block, contiguous, contiguous_rows, judge
 
 I8, I16, I64 = int(Q.I8), int(Q.I16), int(Q.I64)
 FLOAT_PAIR = (F32, F16)
@@ -185,12 +176,6 @@ def aborts(r: NodeRecord) -> str | None:
     return None
 
 
-def verdict(r: NodeRecord) -> tuple[MetalVerdict, str]:
+def verdict(r: NodeRecord) -> tuple[Verdict, str]:
     """What Metal would do with node `r`, and why (empty where it runs)."""
-    why = supports(r)
-    if why is not None:
-        return MetalVerdict.FALLS_BACK, why
-    why = aborts(r)
-    if why is not None:
-        return MetalVerdict.ABORTS, why
-    return MetalVerdict.RUNS, ""
+    return judge(r, supports, aborts)

@@ -10,43 +10,31 @@ from collections.abc import Callable
 
 import pytest
 
-from tools.compare_node_dumps import Layout, NodeRecord
+from tools.compare_node_dumps import NodeRecord
 
+from .backend_rules import F16, F32, STREAMS, Verdict, layout, node
 from .conftest import DEVICE_PARAMS
-from .cuda_rules import F16, F32, I32, CudaVerdict, verdict
+from .cuda_rules import verdict
 
 Q8_0, Q4_K = 8, 12
-
-
-def layout(t: int, shape: tuple[int, ...], strides: tuple[int, ...] | None = None) -> Layout:
-    """A ggml layout; contiguous strides unless given (bytes, ggml order)."""
-    shape = (*shape, *(1,) * (4 - len(shape)))
-    if strides is None:
-        size = {F32: 4, F16: 2, I32: 4}[t]
-        strides = (size, size * shape[0], size * shape[0] * shape[1], size * shape[0] * shape[1] * shape[2])
-    return Layout(t, shape, (*strides, *(strides[-1],) * (4 - len(strides))))  # type: ignore[arg-type]
-
-
-def node(op: str, out: Layout, *src: Layout) -> NodeRecord:
-    return NodeRecord(0, 0, op, "n", tuple(-1 for _ in src), tuple("s" for _ in src), src, out, None)
 
 
 def test_a_unary_op_on_half_the_rows_falls_back() -> None:
     """The gate the first CUDA run found: a sigmoid on a view of every row's second half."""
     half = layout(F32, (64, 14), (4, 512))
-    assert verdict(node("SIGMOID", layout(F32, (64, 14)), half))[0] is CudaVerdict.FALLS_BACK
-    assert verdict(node("SIGMOID", layout(F32, (64, 14)), layout(F32, (64, 14))))[0] is CudaVerdict.RUNS
-    assert verdict(node("MUL", layout(F32, (64, 14)), half, layout(F32, (64, 14))))[0] is CudaVerdict.RUNS
+    assert verdict(node("SIGMOID", layout(F32, (64, 14)), half))[0] is Verdict.FALLS_BACK
+    assert verdict(node("SIGMOID", layout(F32, (64, 14)), layout(F32, (64, 14))))[0] is Verdict.RUNS
+    assert verdict(node("MUL", layout(F32, (64, 14)), half, layout(F32, (64, 14))))[0] is Verdict.RUNS
 
 
 def test_ssm_conv_widths() -> None:
     out = layout(F32, (512, 4))
-    widths = {9: CudaVerdict.RUNS, 15: CudaVerdict.RUNS, 7: CudaVerdict.ABORTS, 31: CudaVerdict.ABORTS}
+    widths = {9: Verdict.RUNS, 15: Verdict.RUNS, 7: Verdict.ABORTS, 31: Verdict.ABORTS}
     for k, expect in widths.items():
         r = node("SSM_CONV", out, layout(F32, (k - 1 + 4, 512)), layout(F32, (k, 512)))
         assert verdict(r)[0] is expect, k
     narrow = node("SSM_CONV", layout(F32, (64, 4)), layout(F32, (12, 64)), layout(F32, (9, 64)))
-    assert verdict(narrow)[0] is CudaVerdict.FALLS_BACK
+    assert verdict(narrow)[0] is Verdict.FALLS_BACK
 
 
 def test_depthwise_2d_layouts() -> None:
@@ -55,42 +43,39 @@ def test_depthwise_2d_layouts() -> None:
     cwhn = layout(F32, (65, 59, 16), (64, 4160, 4, 245440))
     odd = layout(F32, (65, 59, 16), (4, 520, 65 * 59 * 8, 0))  # every other plane: neither layout
     out = layout(F32, (33, 29, 16))
-    assert verdict(node("CONV_2D_DW", out, kern, whcn))[0] is CudaVerdict.RUNS
-    assert verdict(node("CONV_2D_DW", out, kern, cwhn))[0] is CudaVerdict.RUNS
-    assert verdict(node("CONV_2D_DW", out, kern, odd))[0] is CudaVerdict.ABORTS
+    assert verdict(node("CONV_2D_DW", out, kern, whcn))[0] is Verdict.RUNS
+    assert verdict(node("CONV_2D_DW", out, kern, cwhn))[0] is Verdict.RUNS
+    assert verdict(node("CONV_2D_DW", out, kern, odd))[0] is Verdict.ABORTS
     f16_kernel = layout(F16, (3, 3, 1, 16))
-    assert verdict(node("CONV_2D_DW", out, f16_kernel, whcn))[0] is CudaVerdict.FALLS_BACK
+    assert verdict(node("CONV_2D_DW", out, f16_kernel, whcn))[0] is Verdict.FALLS_BACK
 
 
 def test_products_and_copies() -> None:
     w = layout(Q8_0, (64, 32), (34, 68, 68 * 32, 68 * 32))
     x = layout(F32, (64, 4))
-    assert verdict(node("MUL_MAT", layout(F32, (32, 4)), w, x))[0] is CudaVerdict.RUNS
+    assert verdict(node("MUL_MAT", layout(F32, (32, 4)), w, x))[0] is Verdict.RUNS
     f16_x = layout(F16, (64, 4))
-    assert verdict(node("MUL_MAT", layout(F32, (32, 4)), w, f16_x))[0] is CudaVerdict.FALLS_BACK
+    assert verdict(node("MUL_MAT", layout(F32, (32, 4)), w, f16_x))[0] is Verdict.FALLS_BACK
     column_view = layout(F32, (64, 4), (256, 4))  # rows of a transposed view
     assert verdict(node("MUL_MAT", layout(F32, (32, 4)), layout(F32, (64, 32)), column_view))[0] is (
-        CudaVerdict.FALLS_BACK
+        Verdict.FALLS_BACK
     )
     # a value cache written through its columns (ggml-org/ggml#1497), and the flat copy that replaced it
     values = layout(F32, (1, 16, 8), (4, 4, 64))
     cache_cols = layout(F32, (1, 16, 8), (4, 1024, 16384))
-    assert verdict(node("CPY", cache_cols, values, cache_cols))[0] is CudaVerdict.WRONG
+    assert verdict(node("CPY", cache_cols, values, cache_cols))[0] is Verdict.WRONG
     flat = layout(F32, (128,))
     flat_dst = layout(F32, (128,), (4, 512))
-    assert verdict(node("CPY", flat_dst, flat, flat_dst))[0] is CudaVerdict.RUNS
+    assert verdict(node("CPY", flat_dst, flat, flat_dst))[0] is Verdict.RUNS
     assert verdict(node("CPY", layout(Q4_K, (256,), (144,)), flat, layout(Q4_K, (256,), (144,))))[0] is (
-        CudaVerdict.FALLS_BACK
+        Verdict.FALLS_BACK
     )
 
 
 def test_an_op_the_rules_do_not_know_is_reported() -> None:
     r = node("RWKV_WKV7", layout(F32, (4,)), layout(F32, (4,)))
     v, why = verdict(r)
-    assert v is CudaVerdict.FALLS_BACK and "not an op this check knows" in why
-
-
-STREAMS = [("voxtral", "f16"), ("voxtral", "q8_0"), ("voxtral", "q4_k"), ("fc", "f16"), ("fc", "q8_0")]
+    assert v is Verdict.FALLS_BACK and "not an op this check knows" in why
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
@@ -100,10 +85,10 @@ def test_cuda_would_run_every_node_of_a_stream(
 ) -> None:
     records = device_dumps(family, kind, device.lower(), "")
     verdicts = [(verdict(r), r) for r in records]
-    stops = (CudaVerdict.ABORTS, CudaVerdict.WRONG)
+    stops = (Verdict.ABORTS, Verdict.WRONG)
     bad = [(r.compute, r.op, r.name, why) for (v, why), r in verdicts if v in stops]
     assert not bad, bad[:5]
-    back = Counter(why for (v, why), _ in verdicts if v is CudaVerdict.FALLS_BACK)
+    back = Counter(why for (v, why), _ in verdicts if v is Verdict.FALLS_BACK)
     # the tiny FastConformer's 64 channels; the published models have 512 and 1024
     allowed = {"SSM_CONV of 64 channels (CUDA: multiples of 128)"} if family == "fc" else set()
     assert set(back) <= allowed, back

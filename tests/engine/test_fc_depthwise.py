@@ -16,8 +16,9 @@ from captionist import _engine, engine
 from tools.compare_node_dumps import read_dump
 from tools.dump_stream_nodes import dump_stream
 
+from .backend_rules import Verdict
 from .conftest import DEVICE_PARAMS
-from .cuda_rules import CudaVerdict, verdict
+from .cuda_rules import verdict
 from .fastconformer_fixtures import HF_MODELS, NEMO_MODELS, clip, expected
 from .gguf_edit import rewrite_gguf
 
@@ -70,7 +71,7 @@ def depthwise_ops(path: Path, backend: str, out: Path) -> tuple[dict[str, int], 
     has its own CONV_2D_DW nodes), and the nodes ggml's CUDA backend would abort on or get wrong."""
     assert dump_stream(path, out, backend, computes=2, flash="", kv_type="", timeout=600) == 0
     records = read_dump(out)
-    bad = [(r.op, verdict(r)) for r in records if verdict(r)[0] in (CudaVerdict.ABORTS, CudaVerdict.WRONG)]
+    bad = [(r.op, verdict(r)) for r in records if verdict(r)[0] in (Verdict.ABORTS, Verdict.WRONG)]
     return {op: sum(r.op == op for r in records) for op in ("SSM_CONV", "CONV_2D_DW")}, bad
 
 
