@@ -71,6 +71,12 @@ def name(t: int) -> str:
     return Q(t).name
 
 
+def kernel_type(t: int) -> str:
+    """ggml_type_name, as kernel names spell types: f16, q8_0, q4_K."""
+    n = Q(t).name.lower()
+    return n[:-1] + "K" if n.endswith("_k") else n
+
+
 def supports(r: NodeRecord) -> str | None:
     """None where ggml_metal_device_supports_op accepts the node, else why not."""
     op, src = r.op, r.source_layouts
@@ -135,9 +141,10 @@ def product_kernel(r: NodeRecord) -> str | None:
     small = (2 <= n <= 8) if a.ggml_type not in K_QUANTS else (4 <= n <= 8)
     if b.ggml_type == F32 and k % 128 == 0 and a.ggml_type in EXT_LEFT and small:
         return None  # kernel_mul_mv_ext_<a>_f32_r1_<n>: every such left type has one
+    suffix = f"{kernel_type(pair[0])}_{kernel_type(pair[1])}"
     if not transposed(a) and not transposed(b) and k >= 64 and n > 8:
-        return None if pair in MM_KERNELS else f"no kernel_mul_mm_{name(pair[0])}_{name(pair[1])}"
-    return None if pair in MV_KERNELS else f"no kernel_mul_mv_{name(pair[0])}_{name(pair[1])}"
+        return None if pair in MM_KERNELS else f"no kernel_mul_mm_{suffix}"
+    return None if pair in MV_KERNELS else f"no kernel_mul_mv_{suffix}"
 
 
 def aborts(r: NodeRecord) -> str | None:
