@@ -39,14 +39,6 @@ class Layout:
     shape: tuple[int, int, int, int]
     strides: tuple[int, int, int, int]  # bytes
 
-    def is_contiguous(self, type_size: int) -> bool:
-        expect = type_size
-        for n, nb in zip(self.shape, self.strides, strict=True):
-            if n > 1 and nb != expect:
-                return False
-            expect *= n
-        return True
-
 
 @dataclass(frozen=True)
 class NodeRecord:
