@@ -436,12 +436,13 @@ PYBIND11_MODULE(_engine, mod) {
                 d["name"] = ks->name;
                 d["f16_max_columns"] = ks->f16_max_columns;
                 d["q8_0_max_columns"] = ks->q8_0_max_columns;
+                d["min_columns"] = column_kernels_min_columns();
                 out.append(d);
             }
             return out;
         },
-        "The few-column product kernel levels this CPU can run, best first (column_kernels.h): name and "
-        "the most columns each weight type takes.");
+        "The few-column product kernel levels this CPU can run, best first (column_kernels.h): name, "
+        "the most columns each weight type takes and the fewest any takes in this process.");
     mod.def(
         "repack_cache_prefix", [](py::object path) { return repack_cache::file_prefix(arg_str(path, "path")); },
         py::arg("path"), "The file-name prefix of every repack cache of the model file at `path`.");

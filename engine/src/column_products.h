@@ -1,9 +1,10 @@
 // column_products.h - a weight times activations, with our few-column CPU kernels where they win.
 //
 // Every weight product of both families goes through build_weight_product(). On the CPU, an F16
-// or Q8_0 weight read in its plain layout (mapped or loaded, not repacked) times 2 to the level's
-// most (column_kernel_set) F32 columns becomes a ggml custom op running column_kernels.h;
-// everything else, and every other backend, is ggml_mul_mat.
+// or Q8_0 weight read in its plain layout (mapped or loaded, not repacked) times 2 (1 on Intel
+// CPUs, or as CAPTIONIST_ONE_COLUMN says) to the level's most (column_kernel_set) F32 columns
+// becomes a ggml custom op running column_kernels.h; everything else, and every other backend, is
+// ggml_mul_mat.
 #pragma once
 
 #include "column_kernels.h"
@@ -25,6 +26,10 @@ const column_kernel_set * choose_column_kernels(ggml_backend_dev_t dev);
 
 // The kernel levels this CPU can run, best first (avx512_vnni, avx2).
 std::vector<const column_kernel_set *> column_kernel_levels();
+
+// The fewest columns the kernels take in this process: 1 on Intel CPUs, else 2; the environment's
+// CAPTIONIST_ONE_COLUMN=ours / ggml decides instead (read once).
+int column_kernels_min_columns();
 
 // Products computed through the kernels since the process started (every model and stream).
 int64_t column_product_count();

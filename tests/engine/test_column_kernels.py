@@ -4,6 +4,9 @@ them stay as close to F32 as ggml's own products keep them."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +23,8 @@ from .fastconformer_fixtures import clip, source
 FOUND = _engine.column_kernel_levels()
 MAX_COLUMNS = {(lv["name"], kind): lv[f"{kind}_max_columns"] for lv in FOUND for kind in ("f16", "q8_0")}
 LEVELS: list[str] = [lv["name"] for lv in FOUND]
+# the fewest columns they take in this process (1 on Intel CPUs, else 2)
+MIN_COLUMNS = FOUND[0]["min_columns"] if FOUND else 2
 
 pytestmark = pytest.mark.skipif(not LEVELS, reason="this CPU has no level of our column kernels")
 
@@ -52,7 +57,7 @@ def test_kernels_give_ggmls_products(level: str, kind: str, shapes: list[tuple[i
     """The same integer block dots and roundings as ggml_mul_mat; only the order of the F32 sums
     differs, so every output agrees to a few F32 roundings of its terms."""
     for rows, k in shapes:
-        for n in range(2, MAX_COLUMNS[level, kind] + 1):
+        for n in range(MIN_COLUMNS, MAX_COLUMNS[level, kind] + 1):
             w, x = data(rows, k, n, seed=rows * 1000 + k + n)
             want = product(w, x, kind, "ggml")
             for threads in (1, 2, 3):
@@ -108,9 +113,10 @@ def test_kernels_compute_the_quantized_product(level: str) -> None:
 
 
 def test_kernels_refuse_what_they_do_not_take() -> None:
-    w, x = data(8, 64, 1, seed=1)
-    with pytest.raises(ValueError, match="do not take this shape"):
-        _engine.weight_product(w, x, "f16", LEVELS[0])
+    if MIN_COLUMNS > 1:
+        w, x = data(8, 64, 1, seed=1)
+        with pytest.raises(ValueError, match="do not take this shape"):
+            _engine.weight_product(w, x, "f16", LEVELS[0])
     w, x = data(8, 64, MAX_COLUMNS[LEVELS[0], "q8_0"] + 1, seed=1)
     with pytest.raises(ValueError, match="do not take this shape"):
         _engine.weight_product(w, x, "q8_0", LEVELS[0])
@@ -118,6 +124,39 @@ def test_kernels_refuse_what_they_do_not_take() -> None:
         _engine.weight_product(*data(8, 48, 4, seed=1), "q8_0", LEVELS[0])
     with pytest.raises(ValueError, match="cannot run"):
         _engine.weight_product(*data(8, 64, 4, seed=1), "f16", "sse2")
+
+
+def cpu_vendor() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("vendor_id"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="reads the CPU's vendor from /proc/cpuinfo")
+def test_one_column_goes_to_the_kernels_on_intel_only_unless_told() -> None:
+    """A decoder step's one-column products take the kernels on Intel CPUs (where ggml's one-row
+    loop stalls), ggml's loop elsewhere; CAPTIONIST_ONE_COLUMN decides for the whole process."""
+    code = """
+import numpy as np
+from captionist import _engine
+level = _engine.column_kernel_levels()[0]
+w, x = np.ones((8, 64), np.float32), np.ones((1, 64), np.float32)
+before = _engine.column_product_count()
+try:
+    out, _ = _engine.weight_product(w, x, "f16", level["name"])
+    taken = bool(np.all(np.asarray(out) == 64.0)) and _engine.column_product_count() > before
+except ValueError:
+    taken = False
+print(level["min_columns"], taken)
+"""
+    want = {None: 1 if cpu_vendor() == "GenuineIntel" else 2, "ours": 1, "ggml": 2}
+    for value, minimum in want.items():
+        env = {k: v for k, v in os.environ.items() if k != "CAPTIONIST_ONE_COLUMN"}
+        if value is not None:
+            env["CAPTIONIST_ONE_COLUMN"] = value
+        got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert got.stdout.split() == [str(minimum), str(minimum == 1)], (value, got.stdout, got.stderr)
 
 
 def test_models_report_and_obey_the_choice(
