@@ -6,10 +6,18 @@
 # too when they fail), and milliseconds per stream step (F16, Q8_0, Q4_K; both families, full
 # size, random weights) with graph builds, buffer growth, splits and host<->device bytes per step.
 # Budget on the H200 (2026-12-04): 34 s to start the machine and send the tree, 226 s for ggml's
-# CUDA build, 12 s for the engine; the rest fits in a 600 s call.
+# CUDA build, 12 s for the engine; the rest fits in a 600 s call. --prebuild makes that build here
+# beforehand, so the device's time goes to the tests and the timings.
 #
 #   bash tools/gpu_check.sh --prepare   # where pip works: the source distribution and the wheels
 #                                       # the GPU machine lacks, into .gpu_check/ (git-ignored)
+#   bash tools/gpu_check.sh --prebuild [ARCH]
+#                                       # optional, where pip works (~20 min on 2 cores): ggml with
+#                                       # CUDA for compute capability ARCH (default 90: H100, H200)
+#                                       # built with the CUDA release of GPU_CHECK_CUDA_VERSION
+#                                       # (13.0.88, the GPU image's) from NVIDIA's pip wheels, packed
+#                                       # into .gpu_check/; the GPU run unpacks it instead of building
+#                                       # and builds after all if that ggml lists no CUDA device there
 #   bash tools/gpu_check.sh             # on the GPU machine (device tool: carry [".gpu_check"],
 #                                       # GPU_CHECK_BUDGET_S=570, timeout_s 600)
 #   bash tools/gpu_check.sh --cpu       # the same steps without CUDA, mid-size models: checks this
@@ -25,9 +33,10 @@ PREP=$ROOT/.gpu_check
 MODE=cuda
 case "${1:-}" in
   --prepare) MODE=prepare ;;
+  --prebuild) MODE=prebuild; ARCH=${2:-90} ;;
   --cpu) MODE=cpu ;;
   "") ;;
-  *) echo "usage: bash tools/gpu_check.sh [--prepare|--cpu]" >&2; exit 2 ;;
+  *) echo "usage: bash tools/gpu_check.sh [--prepare|--prebuild [ARCH]|--cpu]" >&2; exit 2 ;;
 esac
 VERSION=$(sed -n 's/.*"libggml-python==\([^"]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n 1)
 W=${GPU_CHECK_WORK:-/tmp/gpu_check}  # build folders, the installs, models, logs
@@ -70,20 +79,30 @@ cuda_root() {
   if [ -n "$(find "$root/" -name cublas_v2.h -print -quit)" ]; then echo "$root"; return 0; fi
   cublas=$("$PY" -c "import nvidia, pathlib; print(next(str(d) for p in nvidia.__path__ \
 for d in pathlib.Path(p).glob('*') if (d / 'include' / 'cublas_v2.h').exists()))" 2>/dev/null)
-  if [ -z "$cublas" ]; then
+  # a wheel unpacked by an earlier run is kept: unpacking again would date its headers now, and
+  # every CUDA object of the warm build folder would be compiled again
+  [ -z "$cublas" ] && [ -d "$W/cublas-wheel/x" ] \
+    && cublas=$(dirname "$(dirname "$(find "$W/cublas-wheel/x" -name cublas_v2.h | head -n 1)")")
+  if [ -z "$cublas" ] || [ "$cublas" = . ]; then
     mkdir -p "$W/cublas-wheel"
-    local major
-    major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
-    python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" \
-      "nvidia-cublas>=$major,<$((major + 1))" >&2 || return 1
+    local major minor
+    major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1/p')
+    minor=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\2/p')
+    # cuBLAS of the compiler's release where pip has it (13.0 -> 13.0.x), else of its major version
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" "nvidia-cublas==$major.$minor.*" >&2 \
+      || python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" \
+        "nvidia-cublas>=$major,<$((major + 1))" >&2 || return 1
     (cd "$W/cublas-wheel" && python3 -m zipfile -e nvidia_cublas-*.whl x) >&2 || return 1
     cublas=$(dirname "$(dirname "$(find "$W/cublas-wheel/x" -name cublas_v2.h | head -n 1)")")
   fi
   rm -rf "$W/cuda" && cp -a "$root" "$W/cuda" || return 1
   local lib=$W/cuda/lib64
   [ -d "$lib" ] || lib=$W/cuda/lib
-  cp "$cublas"/include/cublas*.h "$W/cuda/include/" && cp -a "$cublas"/lib/libcublas* "$lib/" || return 1
+  # timestamps kept (-p, -a), so that a second run's build finds its objects current
+  cp -p "$cublas"/include/cublas*.h "$W/cuda/include/" && cp -a "$cublas"/lib/libcublas* "$lib/" || return 1
   for f in "$lib"/libcublas*.so.*; do ln -sf "$(basename "$f")" "${f%%.so.*}.so"; done
+  # pip's CUDA runtime has only the versioned library (libcudart.so.13); CMake links the plain name
+  for f in "$lib"/lib*.so.*; do [ -e "${f%%.so.*}.so" ] || ln -s "$(basename "$f")" "${f%%.so.*}.so"; done
   mkdir -p "$lib/stubs"
   printf 'void %s(void) {}\n' cuDeviceGet cuDeviceGetAttribute cuGetErrorString cuMemAddressFree \
     cuMemAddressReserve cuMemCreate cuMemGetAllocationGranularity cuMemMap cuMemRelease cuMemSetAccess \
@@ -92,17 +111,22 @@ for d in pathlib.Path(p).glob('*') if (d / 'include' / 'cublas_v2.h').exists()))
   echo "$W/cuda"
 }
 
+# unpack_sdist: the source distribution in $W/src (ggml's sources: its build, test-backend-ops). A
+# second run reuses the source and build folders (the archive's old timestamps keep ninja's outputs
+# current); each mode has its own build folder, so a CUDA build's cache never leaks into a --cpu run
+unpack_sdist() {
+  local sdist
+  sdist=$(ls "$PREP"/libggml_python-"$VERSION".tar.gz 2>/dev/null | head -n 1)
+  if [ -z "$sdist" ]; then echo "no source distribution in $PREP: run bash tools/gpu_check.sh --prepare first"; return 1; fi
+  [ -d "$W/src/libggml_python-$VERSION" ] || { mkdir -p "$W/src" && tar xzf "$sdist" -C "$W/src"; }
+}
+
 # build_ggml CUDA(0|1) ARCH: ggml from the source distribution, installed in $SITE/libggml. One CPU
 # module (ggml's AVX2 default: GGML_NATIVE cannot be combined with loadable backends, and on a GPU
 # machine the CPU does only the host's share).
 build_ggml() {
-  local sdist extra="" root
-  sdist=$(ls "$PREP"/libggml_python-"$VERSION".tar.gz 2>/dev/null | head -n 1)
-  if [ -z "$sdist" ]; then echo "no source distribution in $PREP: run bash tools/gpu_check.sh --prepare first"; return 1; fi
-  # a second run reuses the source and build folders (the archive's old timestamps keep ninja's
-  # outputs current); each mode has its own build folder, so a CUDA build's cache never leaks into a
-  # --cpu run
-  [ -d "$W/src/libggml_python-$VERSION" ] || { mkdir -p "$W/src" && tar xzf "$sdist" -C "$W/src"; } || return 1
+  local extra="" root
+  unpack_sdist || return 1
   if [ "$1" = 1 ]; then
     root=$(cuda_root) || { echo "no CUDA toolkit with cuBLAS"; return 1; }
     echo "CUDA toolkit: $root"
@@ -157,6 +181,30 @@ cuda_libs() {
   echo "${path#:}"
 }
 
+if [ "$MODE" = prebuild ]; then
+  # CUDA's compiler from NVIDIA's pip wheels where none is on PATH: one release (the GPU image's),
+  # so the libraries it links (libcudart.so.13, libcublas.so.13) are the ones the image has
+  mkdir -p "$W" "$PREP"
+  if ! command -v nvcc >/dev/null && [ -z "${GPU_CHECK_CUDA_ROOT:-}" ]; then
+    CV=${GPU_CHECK_CUDA_VERSION:-13.0.88}
+    python3 -m pip install -q --no-deps --target "$W/cuda-wheels-$CV" "nvidia-cuda-nvcc==$CV" "nvidia-cuda-runtime==$CV" \
+      "nvidia-nvvm==$CV" "nvidia-cuda-crt==$CV" "nvidia-cuda-cccl==${CV%.*}.*" || exit 1
+    export PATH=$W/cuda-wheels-$CV/nvidia/cu${CV%%.*}/bin:$PATH
+  fi
+  echo "ggml $VERSION with CUDA for sm_$ARCH, $(nvcc --version | tail -n 2 | head -n 1)"
+  START=$(date +%s)
+  build_ggml 1 "$ARCH" || exit 1
+  OUTFILE=$PREP/ggml-cuda-sm$ARCH.tar.xz
+  # bin/ holds second copies of the backend modules, which the engine does not load (it loads
+  # those beside libggml.so): leaving them out halves the archive
+  tar -C "$SITE" --exclude=libggml/bin -cf - libggml | xz -9 -T "$(nproc)" >"$OUTFILE" || exit 1
+  echo "ggml $VERSION; sm_$ARCH; $(nvcc --version | sed -n 's/.*release \([^,]*\), \(.*\)/CUDA \1 (\2)/p'); built $(date -u +%F)" \
+    >"${OUTFILE%.tar.xz}.txt"
+  echo "$OUTFILE: $(du -h "$OUTFILE" | cut -f1) in $(( $(date +%s) - START )) s ($(cat "${OUTFILE%.tar.xz}.txt"))"
+  du -sh "$PREP"
+  exit 0
+fi
+
 START=$(date +%s)
 BUDGET=${GPU_CHECK_BUDGET_S:-540}
 OUTDIR=${OUT:-$W/out}
@@ -189,33 +237,51 @@ else
   export PYTHONPATH=$SITE:$ROOT/bench
 fi
 
-step "ggml $VERSION from its source distribution"
-build_ggml "$([ "$MODE" = cuda ] && echo 1 || echo 0)" "${ARCH:-}" || exit 1
-# a libggml without libstdc++ among its libraries carries a static copy (a toolchain without the
-# shared runtime's link file, or LDFLAGS); the engine lists the shared runtime first for that case
-echo "libstdc++ link file: $(c++ -print-file-name=libstdc++.so); LDFLAGS='${LDFLAGS:-}'"
-readelf -d "$SITE"/libggml/lib*/libggml.so | grep -q 'libstdc++' \
-  || echo "note: libggml.so carries a static libstdc++ ($(nm -D --defined-only "$SITE"/libggml/lib*/libggml.so | grep -c ' T _ZNS') C++ runtime symbols exported)"
-step "the engine against it"
-build_engine || exit 1
-install_package || exit 1
+# ggml_and_engine prebuilt|build: ggml (unpacked from --prebuild's archive, or built from the source
+# distribution), the engine against it, and, for CUDA, a CUDA device among compute_devices()
+ggml_and_engine() {
+  if [ "$1" = prebuilt ]; then
+    step "ggml $VERSION with CUDA, built beforehand ($(basename "$PREBUILT"): $(cat "${PREBUILT%.tar.xz}.txt"))"
+    unpack_sdist && rm -rf "$SITE/libggml" && tar -C "$SITE" -xJf "$PREBUILT" || return 1
+  else
+    step "ggml $VERSION from its source distribution"
+    build_ggml "$([ "$MODE" = cuda ] && echo 1 || echo 0)" "${ARCH:-}" || return 1
+  fi
+  # a libggml without libstdc++ among its libraries carries a static copy (a toolchain without the
+  # shared runtime's link file, or LDFLAGS); the engine lists the shared runtime first for that case
+  echo "libstdc++ link file: $(c++ -print-file-name=libstdc++.so); LDFLAGS='${LDFLAGS:-}'"
+  readelf -d "$SITE"/libggml/lib*/libggml.so | grep -q 'libstdc++' \
+    || echo "note: libggml.so carries a static libstdc++ ($(nm -D --defined-only "$SITE"/libggml/lib*/libggml.so | grep -c ' T _ZNS') C++ runtime symbols exported)"
+  step "the engine against it"
+  build_engine && install_package || return 1
+  if [ "$MODE" = cuda ]; then
+    CUDA_SO=$(find "$SITE"/libggml/lib* -name 'libggml-cuda.so' | head -n 1)  # beside libggml.so
+    [ -n "$CUDA_SO" ] || { echo "FAIL: this ggml has no libggml-cuda.so"; return 1; }
+    EXTRA_LIBS=$(cuda_libs "$CUDA_SO")
+    if [ -n "$EXTRA_LIBS" ]; then
+      export LD_LIBRARY_PATH=$EXTRA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    fi
+    ldd "$CUDA_SO" | grep -E 'cublas|cudart|libcuda'
+  fi
+  (cd "$ROOT" && python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]") || return 1
+  if [ "$MODE" = cuda ]; then
+    (cd "$ROOT" && python3 -c "from captionist import engine; import sys; sys.exit(not any(d.backend.lower() == 'cuda' for d in engine.compute_devices()))") \
+      || { echo "FAIL: the build lists no CUDA device (CAPTIONIST_GGML_LOG=1 says why)"; return 1; }
+  fi
+}
+
+PREBUILT=$PREP/ggml-cuda-sm${ARCH:-}.tar.xz
+if [ "$MODE" = cuda ] && [ -f "$PREBUILT" ] && grep -qx "ggml $VERSION.*" "${PREBUILT%.tar.xz}.txt" 2>/dev/null; then
+  ggml_and_engine prebuilt || { echo "the ggml built beforehand does not serve here: building it"; ggml_and_engine build || exit 1; }
+else
+  ggml_and_engine build || exit 1
+fi
 cd "$ROOT" || exit 1
 BACKEND=cpu
 if [ "$MODE" = cuda ]; then
   BACKEND=cuda
-  CUDA_SO=$(find "$SITE/libggml" -name 'libggml-cuda.so' | head -n 1)
-  EXTRA_LIBS=$(cuda_libs "$CUDA_SO")
-  if [ -n "$EXTRA_LIBS" ]; then
-    export LD_LIBRARY_PATH=$EXTRA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  fi
-  ldd "$CUDA_SO" | grep -E 'cublas|cudart|libcuda'
   export GGML_CUDA_DISABLE_GRAPHS=1  # what the engine sets itself (backend_registry.cpp), said aloud
-fi
-python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]" || exit 1
-if [ "$MODE" = cuda ]; then
-  python3 -c "from captionist import engine; import sys; sys.exit(not any(d.backend.lower() == 'cuda' for d in engine.compute_devices()))" \
-    || { echo "FAIL: the build lists no CUDA device (CAPTIONIST_GGML_LOG=1 says why)"; exit 1; }
 fi
 
 # Full size in the GPU run; mid-size / tiny with --cpu (the same code, seconds instead of minutes).
