@@ -68,34 +68,6 @@ bool can_run(const column_kernel_set & ks) {
     return false;
 }
 
-// Whether one column (a decoder step's product) takes the kernels too, not only 2 and more. ggml's
-// one-column loop reads a single row at a time and leaves the fetching ahead to the CPU: on a Zen 4
-// core that streams at the memory's speed (F16 28 GB/s on one core, with Q8_0 22), but on an Intel
-// Xeon (Sapphire Rapids) it stalled at 8-10 GB/s where these kernels, four rows at a time with the
-// next ones fetched into L2, read 11-14 (bench/README.md). So: on Intel CPUs, unless
-// CAPTIONIST_ONE_COLUMN says "ggml" (or "ours" elsewhere) for measuring both.
-bool one_column_ours() {
-    static const bool ours = [] {
-        const char * e = std::getenv("CAPTIONIST_ONE_COLUMN");
-        if (e && std::strcmp(e, "ours") == 0) return true;
-        if (e && std::strcmp(e, "ggml") == 0) return false;
-#if !CAPTIONIST_COLUMN_KERNELS_X86
-        return false; // no kernels to take it
-#elif defined(__GNUC__) || defined(__clang__)
-        return (bool) __builtin_cpu_is("intel");
-#else
-        int r[4];
-        __cpuid(r, 0);
-        char vendor[13] = {};
-        std::memcpy(vendor, &r[1], 4);
-        std::memcpy(vendor + 4, &r[3], 4);
-        std::memcpy(vendor + 8, &r[2], 4);
-        return std::strcmp(vendor, "GenuineIntel") == 0;
-#endif
-    }();
-    return ours;
-}
-
 // This thread's prepared columns; grows, never shrinks. Null when the memory is not there.
 void * thread_scratch(size_t bytes) {
     struct buffer {
@@ -184,8 +156,32 @@ bool column_kernels_apply(const column_kernel_set * ks, const ggml_tensor * w, c
     return x->ne[0] == w->ne[0] && x->ne[1] >= column_kernels_min_columns() && x->ne[1] <= max_columns;
 }
 
+// One column (a decoder step's product) takes the kernels too, not only 2 and more, on Intel CPUs.
+// ggml's one-column loop reads a single row at a time and leaves the fetching ahead to the CPU: on
+// a Zen 4 core that streams at the memory's speed (F16 28 GB/s on one core, with Q8_0 22), but on
+// an Intel Xeon (Sapphire Rapids) it stalled at 8-10 GB/s where these kernels, four rows at a time
+// with the next ones fetched into L2, read 11-14 (bench/README.md). CAPTIONIST_ONE_COLUMN=ours /
+// ggml decides instead, for measuring both.
 int column_kernels_min_columns() {
-    return one_column_ours() ? 1 : 2;
+    static const int fewest = [] {
+        const char * e = std::getenv("CAPTIONIST_ONE_COLUMN");
+        if (e && std::strcmp(e, "ours") == 0) return 1;
+        if (e && std::strcmp(e, "ggml") == 0) return 2;
+#if !CAPTIONIST_COLUMN_KERNELS_X86
+        return 2; // no kernels to take it
+#elif defined(__GNUC__) || defined(__clang__)
+        return __builtin_cpu_is("intel") ? 1 : 2;
+#else
+        int r[4];
+        __cpuid(r, 0);
+        char vendor[13] = {};
+        std::memcpy(vendor, &r[1], 4);
+        std::memcpy(vendor + 4, &r[3], 4);
+        std::memcpy(vendor + 8, &r[2], 4);
+        return std::strcmp(vendor, "GenuineIntel") == 0 ? 1 : 2;
+#endif
+    }();
+    return fewest;
 }
 
 int64_t column_product_count() {
