@@ -79,20 +79,19 @@ cuda_root() {
   if [ -n "$(find "$root/" -name cublas_v2.h -print -quit)" ]; then echo "$root"; return 0; fi
   cublas=$("$PY" -c "import nvidia, pathlib; print(next(str(d) for p in nvidia.__path__ \
 for d in pathlib.Path(p).glob('*') if (d / 'include' / 'cublas_v2.h').exists()))" 2>/dev/null)
-  # a wheel unpacked by an earlier run is kept: unpacking again would date its headers now, and
-  # every CUDA object of the warm build folder would be compiled again
-  [ -z "$cublas" ] && [ -d "$W/cublas-wheel/x" ] \
-    && cublas=$(dirname "$(dirname "$(find "$W/cublas-wheel/x" -name cublas_v2.h | head -n 1)")")
-  if [ -z "$cublas" ] || [ "$cublas" = . ]; then
-    mkdir -p "$W/cublas-wheel"
-    local major minor
-    major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1/p')
-    minor=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\2/p')
-    # cuBLAS of the compiler's release where pip has it (13.0 -> 13.0.x), else of its major version
-    python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" "nvidia-cublas==$major.$minor.*" >&2 \
-      || python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" \
-        "nvidia-cublas>=$major,<$((major + 1))" >&2 || return 1
-    (cd "$W/cublas-wheel" && python3 -m zipfile -e nvidia_cublas-*.whl x) >&2 || return 1
+  if [ -z "$cublas" ]; then
+    # a wheel unpacked by an earlier run is kept: unpacking again would date its headers now, and
+    # every CUDA object of the warm build folder would be compiled again
+    if [ -z "$(find "$W/cublas-wheel/x" -name cublas_v2.h -print -quit 2>/dev/null)" ]; then
+      mkdir -p "$W/cublas-wheel"
+      local major minor
+      IFS=. read -r major minor < <(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+      # cuBLAS of the compiler's release where pip has it (13.0 -> 13.0.x), else of its major version
+      python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" "nvidia-cublas==$major.$minor.*" >&2 \
+        || python3 -m pip download -q --no-deps --only-binary=:all: -d "$W/cublas-wheel" \
+          "nvidia-cublas>=$major,<$((major + 1))" >&2 || return 1
+      (cd "$W/cublas-wheel" && python3 -m zipfile -e nvidia_cublas-*.whl x) >&2 || return 1
+    fi
     cublas=$(dirname "$(dirname "$(find "$W/cublas-wheel/x" -name cublas_v2.h | head -n 1)")")
   fi
   rm -rf "$W/cuda" && cp -a "$root" "$W/cuda" || return 1
@@ -264,11 +263,23 @@ ggml_and_engine() {
     fi
     ldd "$CUDA_SO" | grep -E 'cublas|cudart|libcuda'
   fi
-  (cd "$ROOT" && python3 -c "from captionist import engine; [print(' ', d) for d in engine.compute_devices()]") || return 1
-  if [ "$MODE" = cuda ]; then
-    (cd "$ROOT" && python3 -c "from captionist import engine; import sys; sys.exit(not any(d.backend.lower() == 'cuda' for d in engine.compute_devices()))") \
-      || { echo "FAIL: the build lists no CUDA device (CAPTIONIST_GGML_LOG=1 says why)"; return 1; }
-  fi
+  # the devices, in one process; exit status 3 when a CUDA run's build lists no CUDA device
+  (cd "$ROOT" && python3 - "$MODE" <<'PY'
+import sys
+
+from captionist import engine
+
+devices = engine.compute_devices()
+for d in devices:
+    print(" ", d)
+sys.exit(3 if sys.argv[1] == "cuda" and not any(d.backend.lower() == "cuda" for d in devices) else 0)
+PY
+  )
+  case $? in
+    0) ;;
+    3) echo "FAIL: the build lists no CUDA device (CAPTIONIST_GGML_LOG=1 says why)"; return 1 ;;
+    *) return 1 ;;
+  esac
 }
 
 PREBUILT=$PREP/ggml-cuda-sm${ARCH:-}.tar.xz
