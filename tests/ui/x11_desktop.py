@@ -3,14 +3,24 @@ window (xev, which prints every key it receives) focused, as a user's call windo
 
     desktop = X11Desktop.start()          # X11Unavailable if a tool is missing or does not come up
     desktop.display                       # ":N", for $DISPLAY
-    desktop.active_window_name()          # "captionist-e2e-target": the other app has the focus
+    desktop.activate_target()             # the other app has the focus, settled
+    desktop.active_window_name()          # "captionist-e2e-target"
     desktop.key("ctrl+alt+shift+t")       # xdotool: as if typed on the keyboard (XTEST)
     desktop.wait_for_key_press("t")       # the focused app received it too (not swallowed)
     desktop.close()
 
 Every wait is for an event (Xvfb writes its display number when ready, openbox sets
-``_NET_SUPPORTING_WM_CHECK`` on the root window, ``xdotool --sync`` waits for the window and the
-focus, xev prints each key event); the timeouts only bound a broken tool.
+``_NET_SUPPORTING_WM_CHECK`` on the root window and answers ``_NET_REQUEST_FRAME_EXTENTS`` pings,
+``_NET_CLIENT_LIST`` and ``_NET_ACTIVE_WINDOW`` change, xev prints each key event); the timeouts only
+bound a broken tool. Two races of openbox's are waited out that way:
+
+- it sets ``_NET_SUPPORTING_WM_CHECK`` early in its start and drops what it is sent before it goes on
+  to handle events, so a window mapped then stayed unmapped and unmanaged: the other app starts only
+  once openbox has answered a ping (re-sent until one is answered);
+- while it moves the focus it says in between that no window is active (``_NET_ACTIVE_WINDOW`` 0),
+  and asking again for the window that has the focus moves it: ``xdotool getactivewindow`` read that
+  0 under load, right after ``windowactivate --sync``. The focus is asked for only when the other
+  app lacks it, and read once pings show openbox has handled every focus change.
 """
 
 from __future__ import annotations
@@ -21,11 +31,14 @@ import select
 import shutil
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 TOOLS = ("Xvfb", "openbox", "xdotool", "xev")
 TARGET = "captionist-e2e-target"  # the other app's window title
 START_TIMEOUT_S = 30.0
+PING_RESEND_S = 0.05  # while openbox starts it drops what it is sent
 
 
 class X11Unavailable(Exception):
@@ -94,6 +107,10 @@ class X11Desktop:
                 conn.next_event()
         finally:
             conn.close()
+        # openbox sets that property early in its start and drops the events that come before it
+        # goes on to handle them: a window mapped then stays unmapped and unmanaged for good.
+        with _WindowManagerLink(self.display) as wm:
+            wm.wait_until_answering(time.monotonic() + START_TIMEOUT_S)
 
     def _start_target(self) -> None:
         xev = subprocess.Popen(
@@ -104,8 +121,14 @@ class X11Desktop:
         self.activate_target()
 
     def activate_target(self) -> None:
-        """Give the other app the focus (and wait until the window manager says it has it)."""
-        self._xdotool("search", "--sync", "--name", f"^{TARGET}$", "windowactivate", "--sync")
+        """Give the other app the focus, and return once openbox has settled it there: asked only
+        when it is not there already (asking again moves the focus through "none")."""
+        target = int(self._xdotool("search", "--sync", "--name", f"^{TARGET}$").split()[0])
+        with _WindowManagerLink(self.display) as wm:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            wm.wait_until_managed(target, deadline)  # openbox ignores requests for other windows
+            while wm.settled_active_window(deadline) != target:
+                wm.ask_to_activate(target)
 
     def _read_events(self, xev: subprocess.Popen[str]) -> None:
         assert xev.stdout is not None
@@ -147,3 +170,118 @@ class X11Desktop:
                     proc.kill()
                     proc.wait()
         self.processes.clear()
+
+
+class _WindowManagerLink:
+    """An X connection that watches the root window's ``_NET_ACTIVE_WINDOW`` and pings openbox.
+
+    A ping is a ``_NET_REQUEST_FRAME_EXTENTS`` for a window of our own, which openbox answers by
+    setting ``_NET_FRAME_EXTENTS`` on it. openbox handles its events in order, and X queues the focus
+    events of a focus change for openbox before it runs openbox's next request, so a ping answered
+    after another answered ping has seen openbox handle every focus event of the requests it made
+    before the first answer. The focus has settled when a whole ping passes with no change of the
+    active window."""
+
+    def __init__(self, display_name: str) -> None:
+        from Xlib import X, display
+
+        self._x = X
+        self.conn = display.Display(display_name)
+        self.root = self.conn.screen().root
+        self.root.change_attributes(event_mask=X.PropertyChangeMask)
+        self.active_atom = self.conn.intern_atom("_NET_ACTIVE_WINDOW")
+        self.clients_atom = self.conn.intern_atom("_NET_CLIENT_LIST")
+        self.extents_atom = self.conn.intern_atom("_NET_FRAME_EXTENTS")
+        self.ping_atom = self.conn.intern_atom("_NET_REQUEST_FRAME_EXTENTS")
+        mask = X.PropertyChangeMask  # the window is never mapped: only pings name it
+        self.window = self.root.create_window(0, 0, 1, 1, 0, X.CopyFromParent, event_mask=mask)
+        self.conn.sync()
+
+    def __enter__(self) -> _WindowManagerLink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.window.destroy()
+        self.conn.close()
+
+    def active_window(self) -> int:
+        prop = self.root.get_full_property(self.active_atom, self._x.AnyPropertyType)
+        return int(prop.value[0]) if prop is not None and len(prop.value) else 0
+
+    def settled_active_window(self, deadline: float) -> int:
+        while True:
+            moved = self.ping(deadline)
+            moved = self.ping(deadline) or moved
+            if not moved:
+                return self.active_window()
+
+    def ask_to_activate(self, window: int) -> None:
+        # source 2: a pager's request, which openbox grants without focus-stealing checks (as xdotool)
+        self._send_to_root(self.active_atom, window, [2, self._x.CurrentTime, 0, 0, 0])
+
+    def wait_until_managed(self, window: int, deadline: float) -> None:
+        while True:
+            prop = self.root.get_full_property(self.clients_atom, self._x.AnyPropertyType)
+            if prop is not None and window in prop.value:
+                return
+            while not self._is_property_change(self._event(deadline), self.root.id, self.clients_atom):
+                pass
+
+    def wait_until_answering(self, deadline: float) -> None:
+        """Ping openbox until it answers (pings it drops while it starts get none)."""
+        while True:
+            self._send_ping()
+            resend = min(deadline, time.monotonic() + PING_RESEND_S)
+            while (event := self._next_event(resend)) is not None:
+                if self._is_pong(event):
+                    return
+            if time.monotonic() >= deadline:
+                raise self._timed_out()
+
+    def ping(self, deadline: float) -> bool:
+        """Ping openbox; whether the active window changed before the answer came."""
+        self._send_ping()
+        moved = False
+        while not self._is_pong(event := self._event(deadline)):
+            moved = self._is_active_change(event) or moved
+        return moved
+
+    def _send_ping(self) -> None:
+        self._send_to_root(self.ping_atom, self.window.id, [0, 0, 0, 0, 0])
+
+    def _is_pong(self, event: Any) -> bool:
+        return self._is_property_change(event, self.window.id, self.extents_atom)
+
+    def _is_active_change(self, event: Any) -> bool:
+        return self._is_property_change(event, self.root.id, self.active_atom)
+
+    def _is_property_change(self, event: Any, window: int, atom: int) -> bool:
+        return event.type == self._x.PropertyNotify and event.window.id == window and event.atom == atom
+
+    def _send_to_root(self, message: int, window: int, data: list[int]) -> None:
+        from Xlib.protocol import event
+
+        self.root.send_event(
+            event.ClientMessage(window=window, client_type=message, data=(32, data)),
+            event_mask=self._x.SubstructureRedirectMask | self._x.SubstructureNotifyMask,
+        )
+        self.conn.flush()
+
+    def _event(self, deadline: float) -> Any:
+        event = self._next_event(deadline)
+        if event is None:
+            raise self._timed_out()
+        return event
+
+    def _timed_out(self) -> X11Unavailable:
+        return X11Unavailable(
+            f"openbox did not answer a ping, manage the other app or focus it in {START_TIMEOUT_S:.0f} s "
+            f"(active window {self.active_window():#x})"
+        )
+
+    def _next_event(self, until: float) -> Any | None:
+        """The next event, or None if none came by time ``until``."""
+        while not self.conn.pending_events():
+            if not select.select([self.conn], [], [], max(0.0, until - time.monotonic()))[0]:
+                return None
+        return self.conn.next_event()
