@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -56,11 +57,13 @@ def worker_args(what: str, **options: object) -> list[str]:
     return [what] + [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
 
 
-def run_worker(python: Path, args: list[str], timeout: float) -> dict:
-    """One measurement in its own process; the last stdout line is its JSON (or an error record)."""
+def run_worker(python: Path, args: list[str], timeout: float, env: dict[str, str] | None = None) -> dict:
+    """One measurement in its own process (``env`` added to this one's environment); the last stdout
+    line is its JSON (or an error record)."""
     cmd = [str(python), str(WORKER), *args]
+    child_env = {**os.environ, **env} if env else None
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE, env=child_env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s: {' '.join(cmd)}"}
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
