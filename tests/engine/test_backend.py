@@ -10,16 +10,7 @@ import pytest
 
 from captionist.engine import EngineError, Model
 
-
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
+from .cpuinfo import cpuinfo_field
 
 
 def _ggml_has_cpu_variants() -> bool:
@@ -41,7 +32,7 @@ def test_cpu_backend_reports_its_features(parakeet_eou_tiny_gguf: Path) -> None:
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 instruction sets")
 @pytest.mark.skipif(not _ggml_has_cpu_variants(), reason="ggml built without CPU variants (the PyPI wheel)")
 def test_the_best_cpu_variant_for_this_processor_is_loaded(parakeet_eou_tiny_gguf: Path) -> None:
-    flags = _cpu_flags()
+    flags = set(cpuinfo_field("flags").split())
     if not flags:
         pytest.skip("no /proc/cpuinfo")
     features = set(Model(parakeet_eou_tiny_gguf, backend="cpu", n_threads=1).info["cpu_features"].split())

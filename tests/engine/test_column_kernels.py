@@ -17,6 +17,7 @@ from captionist import _engine, engine
 from captionist.convert import convert_checkpoint
 
 from .conftest import load_clip
+from .cpuinfo import CPUINFO, cpuinfo_field
 from .fastconformer_fixtures import clip, source
 
 # the levels this CPU runs, best first, and the most columns each takes per weight type
@@ -126,14 +127,7 @@ def test_kernels_refuse_what_they_do_not_take() -> None:
         _engine.weight_product(*data(8, 64, 4, seed=1), "f16", "sse2")
 
 
-def cpu_vendor() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("vendor_id"):
-            return line.split(":", 1)[1].strip()
-    return ""
-
-
-@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="reads the CPU's vendor from /proc/cpuinfo")
+@pytest.mark.skipif(not CPUINFO.exists(), reason="reads the CPU's vendor from /proc/cpuinfo")
 def test_one_column_goes_to_the_kernels_on_intel_only_unless_told() -> None:
     """A decoder step's one-column products take the kernels on Intel CPUs (where ggml's one-row
     loop stalls), ggml's loop elsewhere; CAPTIONIST_ONE_COLUMN decides for the whole process."""
@@ -150,7 +144,7 @@ except ValueError:
     taken = False
 print(level["min_columns"], taken)
 """
-    want = {None: 1 if cpu_vendor() == "GenuineIntel" else 2, "ours": 1, "ggml": 2}
+    want = {None: 1 if cpuinfo_field("vendor_id") == "GenuineIntel" else 2, "ours": 1, "ggml": 2}
     for value, minimum in want.items():
         env = {k: v for k, v in os.environ.items() if k != "CAPTIONIST_ONE_COLUMN"}
         if value is not None:
