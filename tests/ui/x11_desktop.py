@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +87,7 @@ class X11Desktop:
         return {**env, "DISPLAY": self.display}
 
     def _start_window_manager(self) -> None:
-        from Xlib import X, display  # python-xlib: pynput's X11 dependency
-
-        conn = display.Display(self.display)
-        try:
-            root = conn.screen().root
-            root.change_attributes(event_mask=X.PropertyChangeMask)  # before openbox can set it
-            check = conn.intern_atom("_NET_SUPPORTING_WM_CHECK")
+        with _WindowManagerLink(self.display) as wm:  # watching the root window before openbox starts
             self.processes.append(
                 subprocess.Popen(
                     ["openbox", "--sm-disable"],
@@ -101,15 +96,9 @@ class X11Desktop:
                     stderr=subprocess.DEVNULL,
                 )
             )
-            while root.get_full_property(check, X.AnyPropertyType) is None:
-                if not conn.pending_events() and not select.select([conn], [], [], START_TIMEOUT_S)[0]:
-                    raise X11Unavailable("openbox did not start")
-                conn.next_event()
-        finally:
-            conn.close()
-        # openbox sets that property early in its start and drops the events that come before it
-        # goes on to handle them: a window mapped then stays unmapped and unmanaged for good.
-        with _WindowManagerLink(self.display) as wm:
+            wm.wait_for_root_property("_NET_SUPPORTING_WM_CHECK", time.monotonic() + START_TIMEOUT_S, "start")
+            # openbox sets that property early in its start and drops the events that come before it
+            # goes on to handle them: a window mapped then stays unmapped and unmanaged for good.
             wm.wait_until_answering(time.monotonic() + START_TIMEOUT_S)
 
     def _start_target(self) -> None:
@@ -126,7 +115,10 @@ class X11Desktop:
         target = int(self._xdotool("search", "--sync", "--name", f"^{TARGET}$").split()[0])
         with _WindowManagerLink(self.display) as wm:
             deadline = time.monotonic() + START_TIMEOUT_S
-            wm.wait_until_managed(target, deadline)  # openbox ignores requests for other windows
+            # openbox ignores requests for windows it does not manage yet
+            wm.wait_for_root_property(
+                "_NET_CLIENT_LIST", deadline, "manage the other app", lambda ids: target in ids
+            )
             while wm.settled_active_window(deadline) != target:
                 wm.ask_to_activate(target)
 
@@ -173,7 +165,7 @@ class X11Desktop:
 
 
 class _WindowManagerLink:
-    """An X connection that watches the root window's ``_NET_ACTIVE_WINDOW`` and pings openbox.
+    """An X connection that watches the root window's properties and pings openbox.
 
     A ping is a ``_NET_REQUEST_FRAME_EXTENTS`` for a window of our own, which openbox answers by
     setting ``_NET_FRAME_EXTENTS`` on it. openbox handles its events in order, and X queues the focus
@@ -183,14 +175,13 @@ class _WindowManagerLink:
     active window."""
 
     def __init__(self, display_name: str) -> None:
-        from Xlib import X, display
+        from Xlib import X, display  # python-xlib: pynput's X11 dependency
 
         self._x = X
         self.conn = display.Display(display_name)
         self.root = self.conn.screen().root
         self.root.change_attributes(event_mask=X.PropertyChangeMask)
         self.active_atom = self.conn.intern_atom("_NET_ACTIVE_WINDOW")
-        self.clients_atom = self.conn.intern_atom("_NET_CLIENT_LIST")
         self.extents_atom = self.conn.intern_atom("_NET_FRAME_EXTENTS")
         self.ping_atom = self.conn.intern_atom("_NET_REQUEST_FRAME_EXTENTS")
         mask = X.PropertyChangeMask  # the window is never mapped: only pings name it
@@ -219,12 +210,17 @@ class _WindowManagerLink:
         # source 2: a pager's request, which openbox grants without focus-stealing checks (as xdotool)
         self._send_to_root(self.active_atom, window, [2, self._x.CurrentTime, 0, 0, 0])
 
-    def wait_until_managed(self, window: int, deadline: float) -> None:
+    def wait_for_root_property(
+        self, name: str, deadline: float, what: str, holds: Callable[[Sequence[int]], bool] = lambda _: True
+    ) -> None:
+        """Wait until the root window has property ``name`` and its value ``holds``; ``what`` openbox
+        failed to do, for the error."""
+        atom = self.conn.intern_atom(name)
         while True:
-            prop = self.root.get_full_property(self.clients_atom, self._x.AnyPropertyType)
-            if prop is not None and window in prop.value:
+            prop = self.root.get_full_property(atom, self._x.AnyPropertyType)
+            if prop is not None and holds(prop.value):
                 return
-            while not self._is_property_change(self._event(deadline), self.root.id, self.clients_atom):
+            while not self._is_property_change(self._event(deadline, what), self.root.id, atom):
                 pass
 
     def wait_until_answering(self, deadline: float) -> None:
@@ -236,13 +232,13 @@ class _WindowManagerLink:
                 if self._is_pong(event):
                     return
             if time.monotonic() >= deadline:
-                raise self._timed_out()
+                raise self._timed_out("answer a ping")
 
     def ping(self, deadline: float) -> bool:
         """Ping openbox; whether the active window changed before the answer came."""
         self._send_ping()
         moved = False
-        while not self._is_pong(event := self._event(deadline)):
+        while not self._is_pong(event := self._event(deadline, "answer a ping")):
             moved = self._is_active_change(event) or moved
         return moved
 
@@ -267,16 +263,15 @@ class _WindowManagerLink:
         )
         self.conn.flush()
 
-    def _event(self, deadline: float) -> Any:
+    def _event(self, deadline: float, what: str) -> Any:
         event = self._next_event(deadline)
         if event is None:
-            raise self._timed_out()
+            raise self._timed_out(what)
         return event
 
-    def _timed_out(self) -> X11Unavailable:
+    def _timed_out(self, what: str) -> X11Unavailable:
         return X11Unavailable(
-            f"openbox did not answer a ping, manage the other app or focus it in {START_TIMEOUT_S:.0f} s "
-            f"(active window {self.active_window():#x})"
+            f"openbox did not {what} in {START_TIMEOUT_S:.0f} s (active window {self.active_window():#x})"
         )
 
     def _next_event(self, until: float) -> Any | None:
