@@ -28,6 +28,7 @@ from captionist.pipeline.session_state import SessionState
 from captionist.shortcut_keys import ShortcutAction, to_pynput
 from captionist.ui.app import AppParts, build_app
 from captionist.ui.global_shortcuts import ShortcutState
+from captionist.ui.pynput_hotkeys import start_pynput_hotkeys
 from tests.fakes.fake_engine import FakeModel
 from tests.ui.x11_desktop import TARGET, X11Desktop, X11Unavailable
 
@@ -56,20 +57,13 @@ def desktop() -> Iterator[X11Desktop]:
     try:
         yield started
     finally:
-        _end_stopped_listeners(started)
         started.close()
 
 
-def _end_stopped_listeners(desktop: X11Desktop) -> None:
-    """A stopped pynput listener's thread ends at the next input event (pynput_hotkeys.PynputHotkeys):
-    type one and wait for them, so none is still reading when the X server goes."""
+def _listener_threads() -> list[threading.Thread]:
     from pynput import keyboard
 
-    listeners = [t for t in threading.enumerate() if isinstance(t, keyboard.Listener)]
-    if listeners:
-        desktop.key("shift")
-    for listener in listeners:
-        listener.join(timeout=30)
+    return [t for t in threading.enumerate() if isinstance(t, keyboard.Listener)]
 
 
 @pytest.fixture
@@ -93,6 +87,7 @@ def app(desktop: X11Desktop, qtbot, fake_sd, monkeypatch: pytest.MonkeyPatch) ->
     finally:
         parts.app.aboutToQuit.disconnect(parts.at_exit)
         parts.at_exit()  # stops the listener and a session that is still running
+        assert _listener_threads() == []  # ended, and its X connections closed, before at_exit returned
 
 
 def _press(qtbot, desktop: X11Desktop, parts: AppParts, keys: str, action: ShortcutAction) -> None:
@@ -144,6 +139,21 @@ def test_keys_changed_in_preferences_apply_live(desktop: X11Desktop, app: AppPar
     assert seen == [ShortcutAction.CLICK_THROUGH]
     assert app.overlay.is_click_through()
     assert app.overlay.hint_text() == "Click-through on — press Ctrl+Alt+K to turn it off"
+
+
+def test_a_stopped_listener_ends_without_waiting_for_a_key(desktop: X11Desktop, monkeypatch, qtbot) -> None:
+    """pynput 1.8 alone leaves a stopped X11 listener recording every key until the next input event;
+    stop() ends it at once, here while it records (it has just reported a press), with no key after."""
+    monkeypatch.setenv("DISPLAY", desktop.display)
+    heard = threading.Event()
+    listener = start_pynput_hotkeys({"<ctrl>+<alt>+<shift>+j": heard.set})
+    desktop.activate_target()
+    desktop.key("ctrl+alt+shift+j")
+    assert heard.wait(DELIVERY_TIMEOUT_MS / 1000)
+    threads = _listener_threads()
+    assert len(threads) == 1
+    listener.stop()
+    assert not threads[0].is_alive()
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 Usage::
 
     listener = start_pynput_hotkeys({"<ctrl>+<alt>+<shift>+t": on_click_through})  # started and ready
-    listener.stop()
+    listener.stop()  # ended
 
 pynput listens on X11 through the RECORD extension, on Windows through a low-level keyboard hook and
 on macOS through a Quartz event tap; it never swallows a key, so the focused app still gets it.
@@ -29,6 +29,7 @@ from typing import Any
 from captionist.ui.global_shortcuts import ShortcutsUnavailable
 
 START_TIMEOUT_S = 5.0  # an X11 listener is ready in milliseconds; this only bounds a broken one
+STOP_TIMEOUT_S = 1.0  # a listener ends in milliseconds once told; this only bounds a stuck one
 MACOS_PERMISSION_HINT = (
     "On macOS, global shortcuts need Captionist to be allowed under System Settings › Privacy & "
     "Security › Accessibility and Input Monitoring."
@@ -42,16 +43,34 @@ MACOS_PERMISSION_NOTE = (
 class PynputHotkeys:
     """A started ``pynput.keyboard.GlobalHotKeys``.
 
-    ``stop()`` returns at once; the listener reports nothing once it sees it is stopped (and
-    ``GlobalShortcuts`` ignores a stopped listener's presses anyway). It does not wait for the thread: on
-    X11 the thread ends only at the next input event (pynput 1.8 queues the RECORD disable request
-    without flushing it, pynput PR #583), so a join would freeze Preferences until a key is pressed."""
+    ``stop()`` ends the listener's thread and its X connections before it returns (bounded by
+    STOP_TIMEOUT_S). pynput 1.8 alone would not: on X11 it queues the RECORD disable request on the
+    connection that is busy recording, without flushing it, so the thread would read on, and hold the
+    keyboard's events, until the next input event (pynput PR #583). The X RECORD extension takes that
+    request on another connection, so ``stop()`` sends it again on the listener's second one."""
 
     def __init__(self, listener: Any) -> None:
         self._listener = listener
 
     def stop(self) -> None:
         self._listener.stop()
+        if threading.current_thread() is self._listener:  # from a callback: it ends when that returns
+            return
+        _disable_x11_recording(self._listener)
+        self._listener.join(STOP_TIMEOUT_S)
+
+
+def _disable_x11_recording(listener: Any) -> None:
+    """Send RECORD's disable request for ``listener``'s context on its non-recording connection
+    (pynput's Xorg listener: ``_display_stop``; other platforms have neither attribute)."""
+    display, context = getattr(listener, "_display_stop", None), getattr(listener, "_context", None)
+    if display is None or context is None:  # not X11, or stopped before it began to record
+        return
+    try:
+        display.record_disable_context(context)
+        display.flush()
+    except Exception:  # the thread has already closed it, or the X server is gone: nothing to end
+        pass
 
 
 def start_pynput_hotkeys(hotkeys: Mapping[str, Callable[[], None]]) -> PynputHotkeys:
