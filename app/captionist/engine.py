@@ -189,7 +189,8 @@ class Model:
     matrices, ``info["repacked_tensors"]``) are kept after the first load, so that later loads map
     them instead of repacking; ``info["repack_cache"]`` says what happened: ``"none"``, ``"used"``,
     ``"written"`` or ``"failed"`` (then ``info["repack_cache_error"]`` says why; the model works
-    all the same).
+    all the same). Every load with a folder also removes the caches there whose model file is gone
+    (its folder still there) and half-written ones an hour old: ``info["repack_cache_removed"]``.
     """
 
     def __init__(

@@ -258,6 +258,7 @@ public:
         d["repack_cache"] = repack_cache_state_name(i.repack_cache);
         d["repack_cache_path"] = i.repack_cache_path;
         d["repack_cache_error"] = i.repack_cache_error;
+        d["repack_cache_removed"] = i.repack_cache_removed;
         d["product_twins"] = i.product_twins;
         d["column_kernels"] = i.column_kernels;
         d["flash_attention"] = i.flash_attention;

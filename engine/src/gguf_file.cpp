@@ -505,6 +505,9 @@ void weights_load(model_base & m, const gguf_file & f, const model_load_options 
     info.repack_cache = repack_cache_state::REPACK_CACHE_NONE;
     info.repack_cache_path.clear();
     info.repack_cache_error.clear();
+    // before a write, so that the space of dead caches is free for it
+    info.repack_cache_removed = opts.repack_cache_dir.empty() ? std::vector<std::string>()
+                                                              : repack_cache::sweep(opts.repack_cache_dir);
     for (const auto & g : repacked) {
         std::unique_ptr<repack_cache> cache;
         if (map && !opts.repack_cache_dir.empty() && repack_cache_applies(g.first)) { // it is mapped

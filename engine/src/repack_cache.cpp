@@ -2,6 +2,7 @@
 
 #include "backend_registry.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +52,47 @@ std::string absolute_path(const std::string & p) {
 
 void put_u64(char * out, uint64_t v) {
     for (int i = 0; i < 8; ++i) out[i] = (char) ((v >> (8 * i)) & 0xff);
+}
+
+constexpr char TMP_MARK[] = ".repack.tmp-";
+constexpr char SUFFIX[] = ".repack";
+// The header's lines before the tensors' (format, ggml, buffer, cpu, model) fit in this many bytes.
+constexpr size_t HEAD_BYTES = 64 * 1024;
+
+bool ends_with(const std::string & s, const std::string & end) {
+    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+// The model file a cache file was made from ("" when `file` is not a cache file).
+std::string model_of_cache(const fs::path & file) {
+    std::ifstream in(file, std::ios::binary);
+    std::string head(HEAD_BYTES, '\0');
+    in.read(head.data(), (std::streamsize) head.size());
+    head.resize((size_t) in.gcount());
+    if (head.size() < sizeof(MAGIC) + 8 || head.compare(0, sizeof(MAGIC), MAGIC, sizeof(MAGIC)) != 0) return "";
+    const std::string text = head.substr(sizeof(MAGIC) + 8);
+    const std::string key = "\nmodel ";
+    const size_t at = text.find(key);
+    if (at == std::string::npos) return "";
+    const size_t end = text.find('\n', at + key.size());
+    return end == std::string::npos ? "" : text.substr(at + key.size(), end - at - key.size());
+}
+
+bool is_stale_temp(const fs::path & file) {
+    std::error_code ec;
+    const auto written = fs::last_write_time(file, ec);
+    if (ec) return false;
+    return fs::file_time_type::clock::now() - written > std::chrono::seconds(repack_cache::STALE_TEMP_S);
+}
+
+// Whether `file` (a cache file) can never be used again.
+bool is_dead_cache(const fs::path & file) {
+    const std::string model = model_of_cache(file);
+    if (model.empty()) return true;
+    std::error_code ec;
+    const fs::path path = fs_path(model);
+    if (fs::exists(path, ec) || ec) return false;
+    return fs::is_directory(path.parent_path(), ec) && !ec;
 }
 
 // file_prefix() of a path already made absolute.
@@ -156,6 +198,28 @@ void repack_cache::write() const {
         fs::remove(tmp, ec);
         throw;
     }
+}
+
+std::vector<std::string> repack_cache::sweep(const std::string & dir) {
+    std::vector<fs::path> dead; // found first, removed after: the listing is not changed under it
+    std::error_code ec;
+    fs::directory_iterator it(fs_path(dir), ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const fs::path file = it->path();
+        const std::string name = file.filename().u8string();
+        std::error_code type_ec;
+        if (name.find(TMP_MARK) != std::string::npos) {
+            if (is_stale_temp(file)) dead.push_back(file);
+        } else if (ends_with(name, SUFFIX) && fs::is_regular_file(file, type_ec) && is_dead_cache(file)) {
+            dead.push_back(file);
+        }
+    }
+    std::vector<std::string> removed;
+    for (const fs::path & file : dead) {
+        std::error_code rm_ec;
+        if (fs::remove(file, rm_ec) && !rm_ec) removed.push_back(file.u8string());
+    }
+    return removed;
 }
 
 } // namespace captionist

@@ -20,6 +20,11 @@
 // Files are written whole under a temporary name and renamed into place, so a reader sees either
 // the old file or the new one; a write that fails (disk full, folder not writable) removes its
 // temporary file and leaves the model loaded as it was.
+//
+// A cache is named after its model file's path and the layout, not after the ggml build, so a new
+// build rewrites it in place; what could stay for ever is swept (sweep()) on every load that names
+// the folder: the caches of model files that are gone, and those left by a process that died while
+// writing one.
 #pragma once
 
 #include "mapped_file.h"
@@ -28,6 +33,7 @@
 #include <ggml.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +62,16 @@ public:
     // Writes the tensors' current bytes (host memory: the repacked buffer) as the cache file.
     // Throws std::runtime_error saying why it could not.
     void write() const;
+
+    // Removes from folder `dir` the files no load can use again, and returns their paths:
+    //   - a cache whose model file is gone while the model's folder is still there (a folder that is
+    //     not there may be a drive that is not plugged in);
+    //   - a file named as a cache that is not one (a cache only ever appears whole, by a rename);
+    //   - a temporary file of a write not touched for STALE_TEMP_S (its process died).
+    // A file that cannot be removed (Windows: another process maps it) stays. Never throws.
+    static std::vector<std::string> sweep(const std::string & dir);
+
+    static constexpr int64_t STALE_TEMP_S = 3600;
 
 private:
     std::string dir_, path_, header_;

@@ -30,6 +30,7 @@ def assert_same(a: dict[str, np.ndarray], b: dict[str, np.ndarray], keys: tuple[
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
+STALE_TEMP_S = 3600  # repack_cache.h: a temporary file untouched this long is a dead write's
 VOXTRAL_KEYS = ("enc_out", "logits")
 FC_KEYS = ("encoder_out", "joint_enc")
 
@@ -233,3 +234,50 @@ def test_the_app_loads_through_its_cache_and_deleting_a_model_deletes_its_cache(
     assert [p.name for p in paths.repack_cache_dir().iterdir()] == [
         Path(load_engine_model(kept.path, "cpu").info["repack_cache_path"]).name
     ]
+
+
+def test_a_load_sweeps_what_no_load_can_use_again(q4k: Path, tmp_path: Path) -> None:
+    """Caches of model files that are gone, files named as caches that are not, and temporary files
+    of writes that died go; what a load may still use stays."""
+    cache = tmp_path / "cache"
+    own = Path(load(q4k, cache).info["repack_cache_path"])
+
+    def cached_copy(folder: str) -> tuple[Path, Path]:
+        model = tmp_path / folder / q4k.name
+        model.parent.mkdir()
+        model.write_bytes(q4k.read_bytes())
+        return model, Path(load(model, cache).info["repack_cache_path"])
+
+    deleted_model, orphan = cached_copy("deleted")
+    unplugged_model, unplugged = cached_copy("drive")
+    deleted_model.unlink()  # gone from a folder that is still there: its cache can never be used
+    unplugged_model.unlink()
+    unplugged_model.parent.rmdir()  # its folder is gone too, as on a drive not plugged in: kept
+    not_a_cache = cache / "something-0123456789ab-0123456789ab.repack"
+    header = b"captionist repack cache 1\nno model\n"
+    not_a_cache.write_bytes(b"CAPTRPK1" + len(header).to_bytes(8, "little") + header)
+    old_temp = cache / (own.name + ".tmp-00000000000000aa")
+    old_temp.write_bytes(b"a write whose process died")
+    hours_ago = own.stat().st_mtime - STALE_TEMP_S - 60
+    os.utime(old_temp, (hours_ago, hours_ago))
+    new_temp = cache / (own.name + ".tmp-00000000000000bb")
+    new_temp.write_bytes(b"a write going on now")
+    unrelated = cache / "notes.txt"
+    unrelated.write_text("not the engine's")
+
+    again = load(q4k, cache)
+    assert again.info["repack_cache"] == "used"
+    assert sorted(again.info["repack_cache_removed"]) == sorted(map(str, [orphan, not_a_cache, old_temp]))
+    assert sorted(cache.iterdir()) == sorted([own, unplugged, new_temp, unrelated])
+    assert load(q4k, cache).info["repack_cache_removed"] == []
+
+
+def test_the_sweep_runs_for_models_that_cache_nothing(
+    q4k: Path, gguf_path: Callable[[str, str], Path], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    orphan = Path(load(q4k, cache).info["repack_cache_path"])
+    q4k.unlink()
+    f32 = load(gguf_path("tiny_wide", "f32"), cache)
+    assert f32.info["repack_cache"] == "none"
+    assert f32.info["repack_cache_removed"] == [str(orphan)] and not orphan.exists()

@@ -89,6 +89,7 @@ struct model_info {
     repack_cache_state repack_cache = repack_cache_state::REPACK_CACHE_NONE;
     std::string repack_cache_path;   // the cache file, when there was one to use or write
     std::string repack_cache_error;  // why it could not be written (REPACK_CACHE_FAILED)
+    std::vector<std::string> repack_cache_removed; // dead files the load swept from the cache folder
     std::string column_kernels;      // our few-column product kernels on this CPU ("avx512_vnni", "avx2", "")
     bool flash_attention = false;    // attention runs as one fused kernel (ggml_flash_attn_ext)
     bool batch_flash_attention = false; // only large batches do, from a row copy of the values (CPU, F16 caches)
