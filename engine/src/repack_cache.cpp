@@ -202,22 +202,28 @@ void repack_cache::write() const {
 
 std::vector<std::string> repack_cache::sweep(const std::string & dir) {
     std::vector<fs::path> dead; // found first, removed after: the listing is not changed under it
-    std::error_code ec;
-    fs::directory_iterator it(fs_path(dir), ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const fs::path file = it->path();
-        const std::string name = file.filename().u8string();
-        std::error_code type_ec;
-        if (name.find(TMP_MARK) != std::string::npos) {
-            if (is_stale_temp(file)) dead.push_back(file);
-        } else if (ends_with(name, SUFFIX) && fs::is_regular_file(file, type_ec) && is_dead_cache(file)) {
-            dead.push_back(file);
-        }
-    }
     std::vector<std::string> removed;
-    for (const fs::path & file : dead) {
-        std::error_code rm_ec;
-        if (fs::remove(file, rm_ec) && !rm_ec) removed.push_back(file.u8string());
+    try {
+        std::error_code ec;
+        fs::directory_iterator it(fs_path(dir), ec), end;
+        for (; !ec && it != end; it.increment(ec)) {
+            try { // one odd file (a name or header path Windows cannot convert) is passed over
+                const fs::path file = it->path();
+                const std::string name = file.filename().u8string();
+                std::error_code type_ec;
+                if (name.find(TMP_MARK) != std::string::npos) {
+                    if (is_stale_temp(file)) dead.push_back(file);
+                } else if (ends_with(name, SUFFIX) && fs::is_regular_file(file, type_ec) && is_dead_cache(file)) {
+                    dead.push_back(file);
+                }
+            } catch (const std::exception &) {
+            }
+        }
+        for (const fs::path & file : dead) {
+            std::error_code rm_ec;
+            if (fs::remove(file, rm_ec) && !rm_ec) removed.push_back(file.u8string());
+        }
+    } catch (const std::exception &) { // out of memory: the sweep is housekeeping, the load goes on
     }
     return removed;
 }
