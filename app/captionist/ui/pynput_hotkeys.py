@@ -45,9 +45,9 @@ class PynputHotkeys:
 
     ``stop()`` ends the listener's thread and its X connections before it returns (bounded by
     STOP_TIMEOUT_S). pynput 1.8 alone would not: on X11 it queues the RECORD disable request on the
-    connection that is busy recording, without flushing it, so the thread would read on, and hold the
-    keyboard's events, until the next input event (pynput PR #583). The X RECORD extension takes that
-    request on another connection, so ``stop()`` sends it again on the listener's second one."""
+    connection that is busy recording, without flushing it, so the thread would go on receiving every
+    key until the next input event (pynput PR #583). The X RECORD extension takes that request on
+    another connection, so ``stop()`` sends it again on the listener's second one."""
 
     def __init__(self, listener: Any) -> None:
         self._listener = listener
