@@ -10,6 +10,7 @@ from captionist.pipeline.controller import SessionController
 from captionist.pipeline.session_state import SessionState
 from captionist.settings import OverlaySettings, Settings
 from captionist.transcript import parse
+from captionist.ui.banner import Problem
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from tests.fakes.fake_engine import FakeModel
@@ -120,6 +121,34 @@ def test_no_model_guides_the_user(qtbot, fake_sd, tmp_path) -> None:
     assert not win.start_session()
     assert win.error_banner.text().splitlines()[-1] == "Choose a model first (Import GGUF…)."
     assert len(win.error_banner.text().splitlines()) == 2  # distinct messages stack
+
+
+def test_a_model_that_is_gone_is_replaced_and_the_user_told(qtbot, fake_sd, tmp_path) -> None:
+    """The model chosen last was deleted or renamed outside the app (or is on an unplugged drive):
+    the window selects another and says which, instead of switching models without a word."""
+    store = ModelStore(tmp_path / "models", demo=tmp_path / "none.gguf")
+    store.root.mkdir()
+    kept = store.root / "kept.gguf"
+    kept.write_bytes(b"GGUF" + bytes(8))
+    gone = tmp_path / "usb" / "gone.gguf"
+    settings = Settings(model_path=str(gone))
+    ctl = SessionController(sd=fake_sd, model_loader=lambda p, b: FakeModel())
+    win = MainWindow(ctl, settings, list_sources=lambda: list_sources(fake_sd, pactl=None), model_store=store)
+    qtbot.addWidget(win)
+    assert win.selected_model() == kept and settings.model_path == str(kept)
+    assert win.info_banner.text() == (
+        f"The model chosen before, gone.gguf, is not there any more ({gone.parent}); "
+        f"“{win.model_combo.currentText()}” is selected instead."
+    )
+    assert win.error_banner.isHidden()
+    wait_for_model(qtbot, win)
+
+    win.refresh_models()  # the configured model is there: nothing more to say
+    assert win.info_banner.problems() == [Problem.MISSING_MODEL]
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF" + bytes(8))
+    assert win.import_model(other)  # the user chose a model: the notice has done its work
+    assert win.info_banner.isHidden()
 
 
 def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tmp_path) -> None:

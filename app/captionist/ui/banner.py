@@ -37,6 +37,7 @@ class Problem(Enum):
     SETTINGS = "settings"
     NO_MODEL = "no model"
     MODEL = "model"  # the selected model could not be loaded or is still loading
+    MISSING_MODEL = "missing model"  # the model chosen before is gone, another was selected
     AUDIO = "audio"  # the sources could not be listed
     SOURCES = "sources"  # no source ticked
     SESSION = "session"  # a session could not start or failed

@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         prefs_button.setEnabled(overlay is not None)
         self.models.chosen.connect(self._on_model_chosen)
         self.models.empty.connect(self._on_no_model)
+        self.models.missing.connect(self._on_model_missing)
         self.models.imported.connect(self._on_imported)
         self.models.failed.connect(self.show_error)
         self.models.models_changed.connect(self.refresh_models)
@@ -228,12 +229,22 @@ class MainWindow(QMainWindow):
         self.settings.model_path = str(path)
         emit(self.settings_changed)
         self.error_banner.resolve(Problem.GENERAL)
+        self.info_banner.resolve(Problem.MISSING_MODEL)
 
     def _on_no_model(self) -> None:
         self._set_model_info(None, "no model")
         self.show_error(
             "No speech model yet: open Models… to download one, or import a GGUF file you already have.",
             Problem.NO_MODEL,
+        )
+
+    def _on_model_missing(self, gone: Path) -> None:
+        """Say which model replaced the one chosen before (the user may have moved or deleted it,
+        or it is on a drive that is not plugged in: it would be chosen again from the picker)."""
+        self.info_banner.show_message(
+            f"The model chosen before, {gone.name}, is not there any more ({gone.parent}); "
+            f"“{self.models.combo.currentText()}” is selected instead.",
+            Problem.MISSING_MODEL,
         )
 
     def _on_model_chosen(self, model: Path) -> None:

@@ -4,6 +4,7 @@ Usage::
 
     picker = ModelPicker(store)
     picker.chosen.connect(on_model)          # Path: the model the user (or a refresh) selected
+    picker.missing.connect(on_gone)          # Path: the configured model is gone; another is selected
     picker.refresh(configured)               # lists store.list(), keeps ``configured`` selected
     picker.import_model(path)                # True, or False after ``failed`` said why
 
@@ -29,6 +30,7 @@ from captionist.ui.models_dialog import ModelsDialog
 class ModelPicker(QWidget):
     chosen = Signal(object)  # Path of the selected model
     empty = Signal()  # a refresh found no model at all
+    missing = Signal(object)  # Path: the model to keep selected is not there; another is (before ``chosen``)
     imported = Signal(object)  # Path of a model just imported (then selected)
     failed = Signal(str)  # why an import did not work
     models_changed = Signal()  # the model manager installed or deleted a model
@@ -57,7 +59,8 @@ class ModelPicker(QWidget):
 
     def refresh(self, configured: Path | None) -> None:
         """List the store's models (and ``configured`` if it is a file outside it), select
-        ``configured`` where listed, else the first; then ``chosen`` or ``empty``."""
+        ``configured`` where listed, else the first (``missing`` says so when there was a
+        ``configured``); then ``chosen`` or ``empty``."""
         self.combo.blockSignals(True)
         self.combo.clear()
         entries = self.store.list()
@@ -70,8 +73,10 @@ class ModelPicker(QWidget):
         self.combo.blockSignals(False)
         if self.combo.count() == 0:
             emit(self.empty)
-        else:
-            self._on_index()
+            return
+        if configured is not None and index < 0:  # deleted, renamed, or on a drive not plugged in
+            emit(self.missing, configured)
+        self._on_index()
 
     def import_model(self, path: Path) -> bool:
         """Copy ``path`` into the store and select it (``imported``); False after ``failed``."""
