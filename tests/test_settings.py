@@ -126,3 +126,15 @@ def test_stored_choices_a_model_does_not_offer_fall_back_to_its_defaults() -> No
     result = load_settings()
     assert result.notice.startswith("ignored invalid settings: delay_ms, latency_ms, language;")
     assert result.settings.latency_ms == {} and result.settings.delay_ms == 0
+
+
+def test_source_names_are_kept_and_a_bad_entry_is_dropped() -> None:
+    names = {"3": "USB Headset", "pulse:a.monitor": "Monitor"}
+    save_settings(Settings(sources=["3", "pulse:a.monitor"], source_names=names))
+    assert load_settings().settings.source_names == names
+    path = paths.settings_file()
+    bad = {"3": "USB Headset", "4": 7, "5": "x" * 201}
+    path.write_text(json.dumps({"sources": ["3"], "source_names": bad}))
+    result = load_settings()
+    assert result.notice.startswith("ignored invalid settings: source_names;")
+    assert result.settings.source_names == {"3": "USB Headset"} and result.settings.sources == ["3"]

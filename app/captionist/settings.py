@@ -108,6 +108,7 @@ class AlertSettings:
 class Settings:
     schema: int = SCHEMA_VERSION
     sources: list[str] = field(default_factory=list)  # device ids ("pa:3", "pulse:null.monitor")
+    source_names: dict[str, str] = field(default_factory=dict)  # those ids -> the devices' names then
     model_path: str = ""
     backend: str = "auto"
     delay_ms: int = 0  # before per-model latencies: Voxtral's delay (0: none); kept for old files
@@ -267,6 +268,7 @@ _GROUPS: dict[str, type] = {
 _MAP_RULES: dict[str, Rule] = {
     "latency_ms": _is_int(0, MAX_LATENCY_MS),
     "language": _is_text(64),
+    "source_names": _is_text(200),
     "overlay.geometry": _is_geometry,
 }
 

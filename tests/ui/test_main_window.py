@@ -151,6 +151,43 @@ def test_a_model_that_is_gone_is_replaced_and_the_user_told(qtbot, fake_sd, tmp_
     assert win.info_banner.isHidden()
 
 
+def test_a_source_that_is_gone_is_said_and_its_old_index_not_taken(qtbot, tmp_path) -> None:
+    """PortAudio's ids are device indices: after the headset is unplugged its old index may name
+    another device. The window must not capture that device in its place, and must say what it did."""
+    store = ModelStore(tmp_path / "models", demo=tmp_path / "none.gguf")
+
+    def window(sd: FakeSoundDevice, settings: Settings) -> MainWindow:
+        ctl = SessionController(sd=sd, model_loader=lambda p, b: FakeModel())
+        win = MainWindow(ctl, settings, list_sources=lambda: list_sources(sd, pactl=None), model_store=store)
+        qtbot.addWidget(win)
+        return win
+
+    before = FakeSoundDevice()
+    before.add_device("Mic", default=True)
+    before.add_device("USB Headset")
+    settings = Settings()
+    first = window(before, settings)
+    assert first.info_banner.isHidden()
+    first.sources.list.item(0).setCheckState(Qt.CheckState.Unchecked)
+    first.sources.list.item(1).setCheckState(Qt.CheckState.Checked)  # the user picks the headset
+    assert settings.sources == ["1"] and settings.source_names == {"1": "USB Headset"}
+
+    today = FakeSoundDevice()  # the next start: the headset is unplugged, a capture card came
+    today.add_device("Mic", default=True)
+    today.add_device("HDMI Capture")  # index 1, the headset's before
+    win = window(today, settings)
+    assert [s.name for s in win.sources.selected()] == ["Mic"]
+    assert win.info_banner.text() == (
+        "The audio source chosen before, ‘USB Headset’, is not connected; ‘Mic’ is ticked instead. "
+        "Plug it in and press Refresh sources, or tick another."
+    )
+    today.add_device("USB Headset")  # plugged in again, at index 2
+    win.refresh_sources()
+    assert [s.name for s in win.sources.selected()] == ["USB Headset"]
+    assert win.info_banner.isHidden()
+    assert settings.sources == ["1"]  # nothing chosen by hand: the saved choice stays as it was
+
+
 def test_finished_session_can_be_exported_in_another_format(app_parts, qtbot, tmp_path) -> None:
     win, controller, _, fake_sd, want = app_parts
     assert not win.export_button.isEnabled()

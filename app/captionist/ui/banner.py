@@ -40,6 +40,7 @@ class Problem(Enum):
     MISSING_MODEL = "missing model"  # the model chosen before is gone, another was selected
     AUDIO = "audio"  # the sources could not be listed
     SOURCES = "sources"  # no source ticked
+    MISSING_SOURCES = "missing sources"  # sources ticked last time are not connected
     SESSION = "session"  # a session could not start or failed
     DEVICE = "device"  # a source disappeared during a session
     RECOVERY = "recovery"  # a session was recovered after a crash

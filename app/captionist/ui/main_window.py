@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.devices import Source, system_audio_note
+from captionist.audio.saved_sources import match_saved_sources
 from captionist.autostart import LoginItem
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.models import ModelStore
@@ -209,7 +210,9 @@ class MainWindow(QMainWindow):
             sources = []
         else:
             self.error_banner.resolve(Problem.AUDIO)
-        self.sources.set_sources(sources, self.settings.sources)
+        found = match_saved_sources(sources, self.settings.sources, self.settings.source_names)
+        self.sources.set_sources(sources, found.ids)
+        self._say_missing_sources(found.missing, instead=not found.ids)
         self.meters.restart()
 
     def refresh_models(self) -> None:
@@ -287,8 +290,27 @@ class MainWindow(QMainWindow):
             self._set_model_info(None, "unusable")
             self.show_error(f"cannot use the model {Path(path).name}: {message}", Problem.MODEL)
 
+    def _say_missing_sources(self, missing: list[str], instead: bool) -> None:
+        """Say which sources ticked last time are not connected (and, where none of them is, what is
+        ticked instead), so that captions never come from another device without a word."""
+        if not missing:
+            self.info_banner.resolve(Problem.MISSING_SOURCES)
+            return
+        quoted = [f"‘{name}’" for name in missing]
+        names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+        several = len(missing) > 1
+        text = f"The audio source{'s' if several else ''} chosen before, {names}, "
+        text += f"{'are' if several else 'is'} not connected"
+        ticked = [s.label() for s in self.sources.selected()]
+        if instead and ticked:
+            text += f"; ‘{ticked[0]}’ is ticked instead"
+        text += f". Plug {'them' if several else 'it'} in and press Refresh sources, or tick another."
+        self.info_banner.show_message(text, Problem.MISSING_SOURCES)
+
     def _on_sources_chosen(self) -> None:
+        self.info_banner.resolve(Problem.MISSING_SOURCES)  # the user chose
         self.settings.sources = [s.id for s in self.sources.selected()]
+        self.settings.source_names = {s.id: s.name for s in self.sources.selected()}
         if self.settings.sources:
             self.error_banner.resolve(Problem.SOURCES)
         emit(self.settings_changed)
