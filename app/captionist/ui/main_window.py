@@ -293,8 +293,8 @@ class MainWindow(QMainWindow):
     def _say_missing_sources(self, missing: list[str], instead: bool) -> None:
         """Say which sources ticked last time are not connected (and, where none of them is, what is
         ticked instead), so that captions never come from another device without a word."""
+        self.info_banner.resolve(Problem.MISSING_SOURCES)  # what an earlier listing said
         if not missing:
-            self.info_banner.resolve(Problem.MISSING_SOURCES)
             return
         quoted = [f"‘{name}’" for name in missing]
         names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
