@@ -54,8 +54,9 @@ void put_u64(char * out, uint64_t v) {
     for (int i = 0; i < 8; ++i) out[i] = (char) ((v >> (8 * i)) & 0xff);
 }
 
-constexpr char TMP_MARK[] = ".repack.tmp-";
+// A cache's file name ends in SUFFIX; its write goes to that name + TMP_INFIX + a random number.
 constexpr char SUFFIX[] = ".repack";
+constexpr char TMP_INFIX[] = ".tmp-";
 // The header's lines before the tensors' (format, ggml, buffer, cpu, model) fit in this many bytes.
 constexpr size_t HEAD_BYTES = 64 * 1024;
 
@@ -135,7 +136,7 @@ repack_cache::repack_cache(const std::string & dir, const std::string & model_pa
         at = align_up(size_);
     }
     if (tensors.empty()) size_ = at;
-    path_ = (fs_path(dir) / fs_path(prefix_of(model) + hex(fnv1a(layout)).substr(0, 12) + ".repack")).u8string();
+    path_ = (fs_path(dir) / fs_path(prefix_of(model) + hex(fnv1a(layout)).substr(0, 12) + SUFFIX)).u8string();
 }
 
 std::shared_ptr<mapped_file> repack_cache::open() const {
@@ -169,7 +170,7 @@ void repack_cache::write() const {
     }
     std::random_device rd;
     const fs::path final_path = fs_path(path_);
-    const fs::path tmp = fs_path(path_ + ".tmp-" + hex(((uint64_t) rd() << 32) ^ rd()));
+    const fs::path tmp = fs_path(path_ + TMP_INFIX + hex(((uint64_t) rd() << 32) ^ rd()));
     try {
         {
             std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -211,7 +212,7 @@ std::vector<std::string> repack_cache::sweep(const std::string & dir) {
                 const fs::path file = it->path();
                 const std::string name = file.filename().u8string();
                 std::error_code type_ec;
-                if (name.find(TMP_MARK) != std::string::npos) {
+                if (name.find(std::string(SUFFIX) + TMP_INFIX) != std::string::npos) {
                     if (is_stale_temp(file)) dead.push_back(file);
                 } else if (ends_with(name, SUFFIX) && fs::is_regular_file(file, type_ec) && is_dead_cache(file)) {
                     dead.push_back(file);

@@ -309,8 +309,9 @@ class MainWindow(QMainWindow):
 
     def _on_sources_chosen(self) -> None:
         self.info_banner.resolve(Problem.MISSING_SOURCES)  # the user chose
-        self.settings.sources = [s.id for s in self.sources.selected()]
-        self.settings.source_names = {s.id: s.name for s in self.sources.selected()}
+        chosen = self.sources.selected()
+        self.settings.sources = [s.id for s in chosen]
+        self.settings.source_names = {s.id: s.name for s in chosen}
         if self.settings.sources:
             self.error_banner.resolve(Problem.SOURCES)
         emit(self.settings_changed)
