@@ -26,6 +26,10 @@ a gap record goes to the journal and a caption ``[7.5 s of audio not transcribed
 covering the dropped span to the human file; the next words start a new line. Rebuilding from the
 journal gives the same captions.
 
+The folder is created if it is missing, with its missing parents unless ``create_parents`` is
+False: then a folder the user chose on a drive that is not plugged in (its mount point or drive
+letter gone) fails, instead of being made again, parents and all, on the local disk.
+
 Write failures (full disk, read-only or missing folder) raise ``TranscriptWriteError``, an
 ``OSError`` with a one-line message. Tokens whose journal write failed stay buffered and are
 written with the next successful call; a human file that failed is rewritten whole next time.
@@ -173,6 +177,7 @@ class SessionWriter:
         max_chars: int = 42,
         max_lines: int = 2,
         pause_ms: int = 800,
+        create_parents: bool = True,
     ) -> None:
         self.fmt = check_format(fmt)
         self.started = started or datetime.now()
@@ -188,7 +193,7 @@ class SessionWriter:
         self.meta: dict[str, Any] = {"started": self.started.isoformat(timespec="seconds"), **(meta or {})}
         folder = Path(folder)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=create_parents, exist_ok=True)
         except OSError as exc:
             raise TranscriptWriteError(folder, exc) from exc
         stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)

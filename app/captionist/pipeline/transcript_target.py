@@ -1,0 +1,74 @@
+"""Where a live session's transcript is written: the chosen folder, else the default one.
+
+Usage::
+
+    writer, fallback = open_transcript(SessionWriter, chosen, default, "srt", token_ms=80)
+    if fallback is not None:        # FolderFallback(chosen, used, why): tell the user where it went
+        ...
+
+A transcript folder the user chose can be unusable when a session starts: on a drive that is not
+plugged in or a network share that is down, made read-only, or deleted together with its parent.
+Refusing to start would cost the user the captions of the meeting they are in, so the session is
+written to the default folder instead and the caller says where. The chosen folder is created if it
+alone is missing, but never with its parents (``create_parents=False``): a drive's folder is not
+made again on the local disk where the drive is not mounted. Errors that are not about the disk
+(a bad format: ``ValueError``) are raised as they are, and when the default folder fails too the
+``NoTranscriptFolder`` error names both folders.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FolderFallback:
+    """The chosen transcript folder could not be used; the session is written to ``used``."""
+
+    chosen: Path
+    used: Path
+    why: str  # the system's reason, e.g. "No such file or directory"
+
+
+class NoTranscriptFolder(OSError):
+    """Neither the chosen nor the default folder can take the transcript."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _reason(exc: OSError) -> str:
+    """The system's words for ``exc`` (a ``TranscriptWriteError``'s own text also names the path)."""
+    return os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def open_transcript(
+    factory: Callable[..., Any], chosen: Path, default: Path | None, fmt: str, **kwargs: Any
+) -> tuple[Any, FolderFallback | None]:
+    """``factory(folder, fmt, **kwargs)`` (a ``SessionWriter``) in ``chosen``, else in ``default``.
+
+    ``default`` None, or the same folder as ``chosen``: ``chosen`` only, created with its parents.
+    Raises ``NoTranscriptFolder`` (an ``OSError``) when no folder can be written, ``ValueError``
+    for bad arguments.
+    """
+    if default is None or _same(chosen, default):
+        return factory(chosen, fmt, **kwargs), None
+    try:
+        return factory(chosen, fmt, create_parents=False, **kwargs), None
+    except OSError as exc:
+        why = _reason(exc)
+    try:
+        writer = factory(default, fmt, **kwargs)
+    except OSError as exc:
+        raise NoTranscriptFolder(
+            exc.errno, f"not to {chosen} ({why}), nor to {default} ({_reason(exc)})"
+        ) from exc
+    return writer, FolderFallback(Path(chosen), Path(default), why)
