@@ -6,8 +6,9 @@ Usage (GUI thread, or a QCoreApplication in headless mode)::
     ctl.model_ready.connect(window.on_model_ready)       # ModelInfo
     ctl.prepare_model(model_path, "auto")                 # load in the background, cached
     ctl.caption.connect(overlay.show_update)
-    ctl.start(SessionConfig(model_path, [source], latency_ms=560, folder=Path("~/Documents/Captionist"),
-                            token_ms=info.token_ms, language=None))
+    ctl.start(SessionConfig(model_path, [source], latency_ms=560, folder=Path("/media/usb/Notes"),
+                            token_ms=info.token_ms, language=None,
+                            fallback_folder=paths.default_transcript_dir()))   # if usb is not there
     ctl.set_latency(160)        # applied live
     ctl.set_language("de")      # models with a language choice
     ctl.stop()                  # drains queued audio; session_finished fires when done
@@ -21,6 +22,9 @@ worker's sample counts (``captionist.pipeline.lag.LagMeter``) on this thread, by
 ``stats`` it sends keep moving while the worker is blocked in the engine. Models are loaded once
 and cached: ``prepare_model`` loads one on a background thread and reports its ``ModelInfo`` (what
 the UI needs to offer its latencies and languages), and a session with the same model reuses it.
+A transcript folder that cannot be written sends the session to ``fallback_folder``, reported by
+``folder_fallback`` (``pipeline.transcript_target``); the folder used is remembered for crash
+recovery (``transcript.folders``).
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStat
 from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
+from captionist.pipeline.transcript_target import open_transcript
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter
+from captionist.transcript.folders import remember_folder
 
 ModelLoader = Callable[[Path, str], Any]
 
@@ -70,6 +76,7 @@ class SessionConfig:
     silence_warning_s: float = 10.0
     language: str | None = None
     token_ms: int = field(kw_only=True)
+    fallback_folder: Path | None = field(default=None, kw_only=True)  # if ``folder`` cannot be written
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,7 @@ class SessionController(QObject):
     error = Signal(str)
     state_changed = Signal(object)  # SessionState
     session_started = Signal(object)  # SessionConfig of a session that started (before its captions)
+    folder_fallback = Signal(object)  # FolderFallback: the chosen folder failed, the default is used
     session_finished = Signal(object)  # SessionResult
 
     def __init__(
@@ -214,11 +222,13 @@ class SessionController(QObject):
         except (CaptureError, OSError, ValueError) as exc:
             emit(self.error, str(exc))
             return False
-        writer = None
+        writer, fallback = None, None
         if config.folder is not None:
             try:
-                writer = self._writer_factory(
+                writer, fallback = open_transcript(
+                    self._writer_factory,
                     config.folder,
+                    config.fallback_folder,
                     config.fmt,
                     token_ms=config.token_ms,
                     timestamps=config.timestamps,
@@ -228,6 +238,7 @@ class SessionController(QObject):
                 capture.stop()
                 emit(self.error, f"cannot write the transcript: {exc}")
                 return False
+            remember_folder(fallback.used if fallback is not None else config.folder)
         self._capture, self._writer, self._write_failed = capture, writer, False
         self._control = WorkerControl()
         self._worker = InferenceWorker(
@@ -265,6 +276,8 @@ class SessionController(QObject):
         self._silence_timer.start()
         self._lag_timer.start()
         self._set_state(SessionState.RUNNING)
+        if fallback is not None:
+            emit(self.folder_fallback, fallback)
         emit(self.session_started, config)
         self._thread.start()
         return True

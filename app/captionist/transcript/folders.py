@@ -1,0 +1,68 @@
+"""The folders live sessions have written transcripts to, so that crash recovery looks in all of them.
+
+Usage::
+
+    from captionist.transcript.folders import remember_folder, remembered_folders
+    remember_folder(folder)                  # when a session starts writing there (never raises)
+    remembered_folders()                     # newest first; recovery searches these too
+
+The folder of an interrupted session is not always the transcript folder configured at the next
+start: the user may have chosen another one in Preferences while the session ran, the chosen folder
+may have been unusable so the session went to the default one (``pipeline.transcript_target``), or
+``captionist live -o`` wrote somewhere else. Searching only the configured folder left such a
+session's journal unrecovered for ever.
+
+The list is ``<data dir>/transcript-folders.json``: a JSON list of absolute paths, newest first, at
+most ``MAX_FOLDERS``. It is rewritten (durably) only when a folder that is not already first starts
+a session. A list that cannot be read counts as empty and one that cannot be written is skipped:
+the configured folder is always searched anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from captionist import paths
+from captionist.atomic_file import replace_file
+
+FILE_NAME = "transcript-folders.json"
+MAX_FOLDERS = 32  # folders used since; an older one's crash has long been recovered
+
+
+def folders_file() -> Path:
+    return paths.data_dir() / FILE_NAME
+
+
+def _usable(item: object) -> bool:
+    return isinstance(item, str) and bool(item) and "\0" not in item and Path(item).is_absolute()
+
+
+def remembered_folders() -> list[Path]:
+    """The folders sessions were written to, newest first (existing or not); never raises."""
+    try:
+        data = json.loads(folders_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    folders: list[Path] = []
+    for item in data if isinstance(data, list) else []:
+        if _usable(item) and Path(item) not in folders:
+            folders.append(Path(item))
+    return folders[:MAX_FOLDERS]
+
+
+def remember_folder(folder: Path) -> bool:
+    """Put ``folder`` first in the list; False if the list could not be written (never raises)."""
+    folder = Path(os.path.abspath(folder))
+    known = remembered_folders()
+    if known[:1] == [folder]:
+        return True
+    folders = [folder, *(f for f in known if f != folder)][:MAX_FOLDERS]
+    path = folders_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(path, json.dumps([str(f) for f in folders], indent=1) + "\n", durable=True)
+    except (OSError, ValueError):
+        return False
+    return True
