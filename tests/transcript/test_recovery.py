@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from captionist.transcript import SessionWriter, parse, read_journal
-from captionist.transcript.recovery import RecoveryOutcome, recover_sessions
+from captionist.transcript.recovery import RecoveryOutcome, recover_folders, recover_sessions
 from tests.transcript.tokens import TOKEN_MS, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -160,3 +160,13 @@ def test_a_folder_that_cannot_be_written_is_reported_not_raised(tmp_path: Path) 
     assert session.outcome is RecoveryOutcome.FAILED
     assert (report.message() or "").startswith("Could not recover 2026-11-29 09-30-00.journal.jsonl")
     assert w.journal_path.exists()  # kept for the next start
+
+
+def test_several_folders_are_each_searched_once_newest_session_last(tmp_path: Path) -> None:
+    early = SessionWriter(tmp_path / "b", "srt", started=datetime(2026, 11, 29, 8, 0), token_ms=TOKEN_MS)
+    early.add_tokens(words("early words"))
+    late = crashed_session(tmp_path / "a")
+    report = recover_folders([tmp_path / "a", tmp_path / "b", tmp_path / "b" / ".." / "a", tmp_path / "gone"])
+    assert report.transcripts == [early.path, late.path]  # by start time, not by folder order
+    assert report.latest == late.path
+    assert words_in(early.path) == ["early", "words"] and words_in(late.path) == SPOKEN.split()

@@ -6,6 +6,7 @@ import pytest
 
 from captionist import paths
 from captionist.settings import load_settings
+from captionist.transcript.folders import remember_folder
 from captionist.ui.app import AppParts, build_app
 from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_hotkeys import FakeHotkeyFactory
@@ -119,6 +120,18 @@ def test_the_app_starts_with_bad_journals_and_offers_what_it_recovered(parts) ->
     assert p.window.last_transcript == folder / "2026-11-29 10-00-00.srt"
     assert "hello there" in (folder / "2026-11-29 09-00-00.srt").read_text(encoding="utf-8")
     assert (folder / "2026-11-29 11-00-00.journal.jsonl.unreadable").read_bytes() == b"\x00garbage"
+
+
+def test_a_session_written_outside_the_transcript_folder_is_recovered_too(parts, tmp_path) -> None:
+    """The crashed session went to a folder that is not the configured one (the user changed the
+    folder while it ran, or it fell back to the default): the folder was remembered when it started."""
+    elsewhere = tmp_path / "USB" / "Notes"
+    _crashed_journal(elsewhere, "2026-11-29 09-00-00", [b'{"id": 1, "p": " hello", "t": 0}\n'])
+    remember_folder(elsewhere)
+    p = parts()
+    assert "Recovered the interrupted session 2026-11-29 09-00-00.srt" in p.window.info_banner.text()
+    assert p.window.last_transcript == elsewhere / "2026-11-29 09-00-00.srt"
+    assert "hello" in (elsewhere / "2026-11-29 09-00-00.srt").read_text(encoding="utf-8")
 
 
 def test_nothing_to_recover_says_nothing(parts) -> None:

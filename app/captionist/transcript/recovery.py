@@ -4,6 +4,7 @@ Usage::
 
     from captionist.transcript.recovery import recover_sessions
     report = recover_sessions(folder)      # never raises
+    report = recover_folders([folder, *remembered_folders()])   # several, each searched once
     if report.message():
         window.show_recovery_notice(report.message(), report.latest)
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -217,4 +219,17 @@ def recover_sessions(folder: Path) -> RecoveryReport:
             report.sessions.append(_recover_one(journal, contents))
         except (TranscriptWriteError, OSError) as exc:
             report.sessions.append(RecoveredSession(journal, RecoveryOutcome.FAILED, detail=str(exc)))
+    return report
+
+
+def recover_folders(folders: Iterable[Path]) -> RecoveryReport:
+    """``recover_sessions`` for each folder (a folder named twice is searched once), the sessions
+    ordered by start time across folders, so ``latest`` is the newest; never raises."""
+    report, seen = RecoveryReport(), set()
+    for folder in folders:
+        key = os.path.normcase(os.path.abspath(folder))
+        if key not in seen:
+            seen.add(key)
+            report.sessions.extend(recover_sessions(Path(folder)).sessions)
+    report.sessions.sort(key=lambda s: s.journal.name)  # journals are named after their start time
     return report

@@ -36,7 +36,8 @@ from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
-from captionist.transcript.recovery import recover_sessions
+from captionist.transcript.folders import remembered_folders
+from captionist.transcript.recovery import recover_folders
 from captionist.ui.alert_notifier import AlertNotifier
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
@@ -217,10 +218,12 @@ def _connect_alerts(
 
 
 def _recover(window: MainWindow, settings: Settings) -> None:
-    """Rebuild the transcripts of sessions a crash interrupted, say what was done and offer the newest
-    one for "Export last session…". Nothing found in the folder can stop the app from starting."""
+    """Rebuild the transcripts of sessions a crash interrupted, in the transcript folder and in every
+    folder a session was written to (``transcript.folders``), say what was done and offer the newest
+    one for "Export last session…". Nothing found in the folders can stop the app from starting."""
     try:
-        report = recover_sessions(settings.transcript_folder())
+        folders = [settings.transcript_folder(), paths.default_transcript_dir(), *remembered_folders()]
+        report = recover_folders(folders)
     except Exception as exc:  # the startup boundary: report, never crash
         window.show_notice(f"could not check earlier transcripts: {exc}")
         return
