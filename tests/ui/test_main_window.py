@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import soundfile
 from PySide6.QtCore import Qt
 
+from captionist import paths
 from captionist.audio.devices import list_sources
 from captionist.models import ModelStore
 from captionist.pipeline.controller import SessionController
@@ -443,3 +445,40 @@ def test_real_language_model_offers_one_entry_per_language(
         assert labels[0] == "Auto"
     codes = [win.language.combo.itemData(i) for i in range(win.language.combo.count())]
     assert set(codes) <= set(languages)
+
+
+def test_a_transcript_folder_that_cannot_be_used_is_said_and_the_default_used(
+    qtbot, fake_sd, tmp_path, wav_48k
+) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Mic", rate=rate, channels=2, audio=audio, default=True)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.gguf").write_bytes(b"GGUF")
+    chosen = tmp_path / "USB" / "Notes"  # on a drive that is not plugged in
+    ctl = SessionController(sd=fake_sd, model_loader=lambda p, b: FakeModel())
+    win = MainWindow(
+        ctl,
+        Settings(transcript_dir=str(chosen)),
+        list_sources=lambda: list_sources(fake_sd, pactl=None),
+        model_store=ModelStore(tmp_path / "models", demo=tmp_path / "none.gguf"),
+    )
+    qtbot.addWidget(win)
+    wait_for_model(qtbot, win)
+    shown: list[str] = []
+    for plugged_in in (False, True):
+        if plugged_in:
+            chosen.mkdir(parents=True)
+        with qtbot.waitSignal(ctl.state_changed):
+            assert win.start_session()
+        shown.append(win.info_banner.text() if win.info_banner.isVisibleTo(win) else "")
+        assert fake_sd.streams[-1].done.wait(5)
+        with qtbot.waitSignal(ctl.session_finished, timeout=10000) as finished:
+            ctl.stop()
+        assert finished.args[0].transcript.parent == (
+            chosen if plugged_in else paths.default_transcript_dir()
+        )
+        if not plugged_in:
+            assert not (tmp_path / "USB").exists()  # not made on the local disk in the drive's place
+    assert f"The transcript folder {chosen} cannot be used (No such file or directory)" in shown[0]
+    assert f"saved in {paths.default_transcript_dir()}" in shown[0]
+    assert shown[1] == ""  # the line went when a session could use the chosen folder again

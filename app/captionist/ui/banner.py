@@ -44,6 +44,7 @@ class Problem(Enum):
     SESSION = "session"  # a session could not start or failed
     DEVICE = "device"  # a source disappeared during a session
     RECOVERY = "recovery"  # a session was recovered after a crash
+    TRANSCRIPT_FOLDER = "transcript folder"  # the chosen folder failed; the default one is used
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}

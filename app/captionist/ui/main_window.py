@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.devices import Source, system_audio_note
 from captionist.audio.saved_sources import match_saved_sources
@@ -49,6 +50,7 @@ from captionist.pipeline.controller import SessionConfig, SessionController, Ses
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
+from captionist.pipeline.transcript_target import FolderFallback
 from captionist.settings import Settings
 from captionist.ui.about_dialog import AboutDialog, AboutFacts
 from captionist.ui.banner import Banner, BannerKind, Problem
@@ -183,6 +185,7 @@ class MainWindow(QMainWindow):
         controller.error.connect(lambda message: self.show_error(message, Problem.SESSION))
         controller.state_changed.connect(self._on_state)
         controller.session_finished.connect(self._on_finished)
+        controller.folder_fallback.connect(self._on_folder_fallback)
         self.click_through_shortcut: QShortcut | None = None  # in Captionist's windows only
         if overlay is not None:
             shortcut = QShortcut(QKeySequence(CLICK_THROUGH_SHORTCUT), self)
@@ -361,8 +364,10 @@ class MainWindow(QMainWindow):
             s.silence_warning_s,
             language=self.language.language(),
             token_ms=info.token_ms,
+            fallback_folder=paths.default_transcript_dir(),
         )
         self.error_banner.resolve(Problem.GENERAL, Problem.SESSION, Problem.DEVICE)
+        self.info_banner.resolve(Problem.TRANSCRIPT_FOLDER)
         if self.overlay is not None:
             self.overlay.clear()
         self.transcript.begin_session(" + ".join(src.name for src in sources))
@@ -395,6 +400,14 @@ class MainWindow(QMainWindow):
         self.backend_label.setText(f"backend: {stats.backend}")
         self.rtf_label.setText(f"RTF {stats.rtf:.2f}")
         self.lag_label.show_stats(stats)  # the true lag, with a warning before audio is skipped
+
+    def _on_folder_fallback(self, fallback: FolderFallback) -> None:
+        self.info_banner.show_message(
+            f"The transcript folder {fallback.chosen} cannot be used ({fallback.why}), so this "
+            f"session's transcript is saved in {fallback.used}. Is its drive plugged in? "
+            "Preferences… can choose another folder.",
+            Problem.TRANSCRIPT_FOLDER,
+        )
 
     def _on_finished(self, result: SessionResult) -> None:
         if result.transcript is not None:
