@@ -59,34 +59,53 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class JournalWriter:
-    """Appends token lines to a new journal file; owned by one thread."""
+    """Appends token lines to a new journal file; owned by one thread.
+
+    It keeps a copy of what it wrote in memory (about 50 bytes a token: a few MB for a long day),
+    so that ``copy_to`` can go on in another folder when this one's drive is gone.
+    """
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        record = {"type": "session", "version": JOURNAL_VERSION, **header}
+        self._start(path, json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n")
+
+    def _start(self, path: Path, first: bytes) -> None:
+        """Create ``path`` (it must not exist) holding ``first``; nothing is left there on failure."""
         self.path = path
         self._unsynced = b""
+        self._written = bytearray()
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         except OSError as exc:
             raise TranscriptWriteError(path, exc) from exc
-        self._good_size = 0
-        record = {"type": "session", "version": JOURNAL_VERSION, **header}
         try:
-            self._append(json.dumps(record, ensure_ascii=False, default=str).encode() + b"\n")
+            self._append(first)
         except TranscriptWriteError:
             self.close()
+            try:
+                path.unlink()
+            except OSError:
+                pass
             raise
         fsync_dir(path.parent)
+
+    def copy_to(self, path: Path) -> JournalWriter:
+        """A new journal at ``path`` holding everything appended here, the lines of a failed write
+        too; this one is left as it is. Raises ``TranscriptWriteError`` (then no file is left)."""
+        copy = object.__new__(JournalWriter)
+        copy._start(path, bytes(self._written) + self._unsynced)
+        return copy
 
     def _append(self, data: bytes) -> None:
         self._unsynced += data
         try:
-            if os.fstat(self._fd).st_size != self._good_size:
-                os.ftruncate(self._fd, self._good_size)  # drop a torn line from a failed write
+            if os.fstat(self._fd).st_size != len(self._written):
+                os.ftruncate(self._fd, len(self._written))  # drop a torn line from a failed write
             _write_all(self._fd, self._unsynced)
             os.fsync(self._fd)
         except OSError as exc:
             raise TranscriptWriteError(self.path, exc) from exc
-        self._good_size += len(self._unsynced)
+        self._written += self._unsynced
         self._unsynced = b""
 
     def append_tokens(self, items: list[Item]) -> None:

@@ -33,6 +33,8 @@ letter gone) fails, instead of being made again, parents and all, on the local d
 Write failures (full disk, read-only or missing folder) raise ``TranscriptWriteError``, an
 ``OSError`` with a one-line message. Tokens whose journal write failed stay buffered and are
 written with the next successful call; a human file that failed is rewritten whole next time.
+``move_to`` carries a session whose folder has become unwritable over to another folder, from the
+journal's copy in memory.
 
 A ``SessionWriter`` is owned by one thread.
 """
@@ -264,6 +266,33 @@ class SessionWriter:
         ]
         self._pending = [UTTERANCE_END]  # the words after the gap start a new line
         self._sync_human([*new, gap_caption(gap)])
+
+    def move_to(self, folder: Path) -> None:
+        """Go on writing this session in ``folder`` because its own folder cannot be written (its
+        drive was pulled out, its disk is full): a journal there gets everything committed so far,
+        from memory, and the human file is written there whole. The old folder's files are left as
+        they are (they may be out of reach); if they come back, the next start recovers that part
+        there too. Raises ``TranscriptWriteError``, and then nothing has changed.
+        """
+        if self._closed:
+            raise ValueError("this transcript session is already closed")
+        folder = Path(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TranscriptWriteError(folder, exc) from exc
+        stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
+        journal = self._journal.copy_to(folder / f"{stem}{JOURNAL_SUFFIX}")
+        self._journal.close()
+        self._journal = journal
+        self.path, self.journal_path = folder / f"{stem}.{self.fmt}", journal.path
+        self._human_dirty = True
+        if self._captions:
+            try:
+                write_atomic(self.path, self._render_partial())
+                self._human_dirty = False
+            except TranscriptWriteError:
+                pass  # the journal holds it all; the next caption writes the file whole
 
     def _sync_human(self, new: list[Caption]) -> None:
         if not new:
