@@ -8,9 +8,7 @@ import soundfile
 from captionist.audio.devices import Source
 from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 from captionist.pipeline.session_state import SessionState
-from captionist.pipeline.transcript_target import FolderFallback
 from captionist.transcript import parse
-from captionist.transcript.folders import remembered_folders
 from tests.fakes.fake_engine import FakeModel
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 
@@ -111,42 +109,3 @@ def test_shutdown_finishes_session_and_closes_transcript(qtbot, fake_sd, wav_48k
     assert ctl.state == SessionState.IDLE and results[0].transcript is not None
     cues = parse("json", results[0].transcript.read_text())
     assert " ".join(c.text for c in cues).split() == results[0].summary.text.split()
-
-
-def test_a_chosen_folder_that_cannot_be_used_sends_the_session_to_the_default(
-    qtbot, fake_sd, wav_48k, tmp_path
-) -> None:
-    ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
-    fallbacks: list[FolderFallback] = []
-    ctl.folder_fallback.connect(fallbacks.append)
-    chosen, default = tmp_path / "USB" / "Notes", tmp_path / "Documents" / "Captionist"
-    cfg = SessionConfig(Path("m.gguf"), [src], 480, chosen, "srt", token_ms=80, fallback_folder=default)
-    result = _run_session(qtbot, ctl, fake_sd, cfg)
-    assert fallbacks == [FolderFallback(chosen, default, "No such file or directory")]
-    assert result.transcript is not None and result.transcript.parent == default
-    assert not (tmp_path / "USB").exists()
-    assert remembered_folders() == [default]  # crash recovery will look there too
-
-
-def test_a_session_no_folder_can_take_does_not_start(qtbot, fake_sd, wav_48k, tmp_path) -> None:
-    ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
-    (tmp_path / "file").write_text("")
-    chosen, default = tmp_path / "gone" / "Notes", tmp_path / "file" / "Captionist"
-    cfg = SessionConfig(Path("m.gguf"), [src], 480, chosen, token_ms=80, fallback_folder=default)
-    with qtbot.waitSignal(ctl.error) as blocker:
-        assert not ctl.start(cfg)
-    assert blocker.args == [
-        f"cannot write the transcript: not to {chosen} (No such file or directory), "
-        f"nor to {default} (Not a directory)"
-    ]
-    assert ctl.state == SessionState.IDLE and not fake_sd.streams[-1].active
-    assert remembered_folders() == []
-
-
-def test_the_folder_a_session_writes_to_is_remembered(qtbot, fake_sd, wav_48k, tmp_path) -> None:
-    ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
-    cfg = SessionConfig(
-        Path("m.gguf"), [src], 480, tmp_path / "a", token_ms=80, fallback_folder=tmp_path / "d"
-    )
-    _run_session(qtbot, ctl, fake_sd, cfg)
-    assert remembered_folders() == [tmp_path / "a"]

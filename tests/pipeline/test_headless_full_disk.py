@@ -36,6 +36,9 @@ class FullDiskWriter:
     def close(self) -> Path:
         raise _enospc(self.path)
 
+    def move_to(self, folder: Path) -> None:
+        raise _enospc(folder)  # every disk is full
+
 
 @pytest.fixture
 def mic(fake_sd, tmp_path: Path) -> Path:
@@ -114,3 +117,44 @@ def test_a_device_as_output_is_refused_before_anything_opens(qapp, fake_sd, mic:
     with pytest.raises(ValueError, match="-o /dev/full is not a regular file"):
         run_live(str(mic), "Mic", None, Path("/dev/full"), 0.2, "auto", sd=fake_sd)
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_drive_pulled_out_during_captionist_live_goes_on_in_the_temporary_folder(
+    qapp, fake_sd, mic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real writer: the session moves to <temp>/Captionist when its folder fails, the move is
+    said, and -o (writable again by the end) gets every word; the temporary copy is not left."""
+    from tests.pipeline.test_controller_folder import Drive
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    out = tmp_path / "usb"
+    out.mkdir()
+    drive = Drive(monkeypatch, out)
+    err = io.StringIO()
+    with monkeypatch.context() as m:
+        from captionist.pipeline.controller import SessionController
+
+        real = SessionController._on_caption
+
+        def pull_out_after_the_first_words(self, update) -> None:
+            real(self, update)
+            drive.pulled = drive.pulled or bool(update.new_tokens)
+
+        m.setattr(SessionController, "_on_caption", pull_out_after_the_first_words)
+        rc = run_live(
+            str(mic),
+            "Mic",
+            None,
+            out / "talk.srt",
+            0.2,
+            "auto",
+            sd=fake_sd,
+            model_loader=lambda p, b: FakeModel(),
+            out=io.StringIO(),
+            err=err,
+        )
+    assert rc == 0, err.getvalue()
+    spare = tmp_path / "tmp" / "Captionist"
+    assert f"cannot write the transcript to {out} (Input/output error); it goes to {spare}" in err.getvalue()
+    assert " ".join(c.text for c in parse("srt", (out / "talk.srt").read_text())).split() == WORDS
+    assert list(spare.iterdir()) == []

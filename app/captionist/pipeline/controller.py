@@ -22,13 +22,15 @@ worker's sample counts (``captionist.pipeline.lag.LagMeter``) on this thread, by
 ``stats`` it sends keep moving while the worker is blocked in the engine. Models are loaded once
 and cached: ``prepare_model`` loads one on a background thread and reports its ``ModelInfo`` (what
 the UI needs to offer its latencies and languages), and a session with the same model reuses it.
-A transcript folder that cannot be written sends the session to ``fallback_folder``, reported by
+A transcript folder that cannot be written, at the start or during the session, sends the session
+to ``fallback_folder`` (to close it, to the temporary folder as a last resort), reported by
 ``folder_fallback`` (``pipeline.transcript_target``); the folder used is remembered for crash
 recovery (``transcript.folders``).
 """
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -44,7 +46,7 @@ from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStat
 from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
-from captionist.pipeline.transcript_target import open_transcript
+from captionist.pipeline.transcript_target import move_session, open_transcript
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter
 from captionist.transcript.folders import remember_folder
@@ -95,7 +97,7 @@ class SessionController(QObject):
     error = Signal(str)
     state_changed = Signal(object)  # SessionState
     session_started = Signal(object)  # SessionConfig of a session that started (before its captions)
-    folder_fallback = Signal(object)  # FolderFallback: the chosen folder failed, the default is used
+    folder_fallback = Signal(object)  # FolderFallback: the transcript's folder failed, another is used
     session_finished = Signal(object)  # SessionResult
 
     def __init__(
@@ -328,12 +330,24 @@ class SessionController(QObject):
                 else:
                     self._writer.add_tokens(update.new_tokens, utterance_ends=update.utterance_ends)
             except OSError as exc:
-                if not self._write_failed:
+                if not self._write_failed and not self._move_writer(exc, final=False):
                     emit(self.error, str(exc))
-                self._write_failed = True
+                    self._write_failed = True
             else:
                 self._write_failed = False
         emit(self.caption, update)
+
+    def _move_writer(self, exc: OSError, *, final: bool) -> bool:
+        """The transcript's folder failed with ``exc``: go on in the fallback folder (and, to close
+        the session, in the temporary folder as a last resort), say where; True if it moved."""
+        folders = [self._config.fallback_folder] if self._config and self._config.fallback_folder else []
+        if final:
+            folders.append(Path(tempfile.gettempdir()) / "Captionist")
+        moved = move_session(self._writer, folders, exc)
+        if moved is not None:
+            remember_folder(moved.used)
+            emit(self.folder_fallback, moved)
+        return moved is not None
 
     @Slot(object)
     def _on_stats(self, stats: WorkerStats) -> None:
@@ -379,7 +393,12 @@ class SessionController(QObject):
         path, write_error = None, None
         if self._writer is not None:
             try:
-                path = self._writer.close()
+                try:
+                    path = self._writer.close()
+                except OSError as exc:
+                    if not self._move_writer(exc, final=True):
+                        raise
+                    path = self._writer.close()
             except OSError as exc:
                 write_error = str(exc)
                 emit(self.error, write_error)

@@ -245,6 +245,7 @@ def run_live(
         ctl.caption.connect(printer.on_caption)
         ctl.notice.connect(printer.on_message)
         ctl.error.connect(printer.on_message)
+        ctl.folder_fallback.connect(lambda moved: printer.on_message(moved.text()))
         ctl.session_finished.connect(printer.on_finished)
         config = SessionConfig(
             model_path,
@@ -283,15 +284,15 @@ def run_live(
             ctl.stop()
             ctl.wait_idle()
             return 1
-        final = result.transcript
+        final, failed = result.transcript, result.summary.error is not None
         if final is not None and output is not None and output.resolve() != final.resolve():
             try:
                 SessionWriter.export(final, output, fmt)
                 remove_session(final)  # output holds all of it: no <start time> transcript or journal left
                 final = output
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError) as exc:  # the session's own file stays the transcript
                 print(f"captionist: error: {exc}", file=err, flush=True)
-                final = None
+                failed = True
         if final is None:
             # nothing was said (the session made no file of its own), or the transcript could not be
             # written: write it from the tokens in memory (an explicit -o gets even an empty one)
@@ -307,6 +308,6 @@ def run_live(
                 print(f"captionist: transcript written to {saved}", file=err, flush=True)
             return 1 if result.summary.error or not (silent and saved == output) else 0
         print(f"captionist: transcript written to {final}", file=err, flush=True)
-        return 1 if result.summary.error else 0
+        return 1 if failed else 0
     finally:
         feed.shutdown()

@@ -5,6 +5,7 @@ Usage::
     writer, fallback = open_transcript(SessionWriter, chosen, default, "srt", token_ms=80)
     if fallback is not None:        # FolderFallback(chosen, used, why): tell the user where it went
         ...
+    moved = move_session(writer, [default, temp], exc)   # a write failed during the session
 
 A transcript folder the user chose can be unusable when a session starts: on a drive that is not
 plugged in or a network share that is down, made read-only, or deleted together with its parent.
@@ -14,12 +15,16 @@ alone is missing, but never with its parents (``create_parents=False``): a drive
 made again on the local disk where the drive is not mounted. Errors that are not about the disk
 (a bad format: ``ValueError``) are raised as they are, and when the default folder fails too the
 ``NoTranscriptFolder`` error names both folders.
+
+A folder can also fail during a session (the drive is pulled out, the disk fills up). Then
+``move_session`` carries the session over to another folder from the journal's copy in memory, so
+the words shown from then on are on a disk again, and a crash later loses nothing.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,10 @@ class FolderFallback:
     chosen: Path
     used: Path
     why: str  # the system's reason, e.g. "No such file or directory"
+
+    def text(self) -> str:
+        """One line for a terminal."""
+        return f"cannot write the transcript to {self.chosen} ({self.why}); it goes to {self.used} instead"
 
 
 class NoTranscriptFolder(OSError):
@@ -72,3 +81,18 @@ def open_transcript(
             exc.errno, f"not to {chosen} ({why}), nor to {default} ({_reason(exc)})"
         ) from exc
     return writer, FolderFallback(Path(chosen), Path(default), why)
+
+
+def move_session(writer: Any, folders: Sequence[Path], exc: OSError) -> FolderFallback | None:
+    """Carry ``writer`` (a ``SessionWriter`` whose folder failed with ``exc``) over to the first of
+    ``folders`` that is not its own and takes it (``SessionWriter.move_to``); None if none does."""
+    old = writer.path.parent
+    for folder in folders:
+        if _same(folder, old):
+            continue
+        try:
+            writer.move_to(folder)
+        except OSError:
+            continue
+        return FolderFallback(old, Path(folder), _reason(exc))
+    return None
