@@ -61,7 +61,7 @@ def test_a_chosen_folder_that_cannot_be_used_sends_the_session_to_the_default(
     chosen, default = tmp_path / "USB" / "Notes", tmp_path / "Documents" / "Captionist"
     cfg = SessionConfig(Path("m.gguf"), [src], 480, chosen, "srt", token_ms=80, fallback_folder=default)
     result = _run_session(qtbot, ctl, fake_sd, cfg)
-    assert fallbacks == [FolderFallback(chosen, default, "No such file or directory")]
+    assert fallbacks == [FolderFallback(chosen, default, "No such file or directory", errno.ENOENT)]
     assert result.transcript is not None and result.transcript.parent == default
     assert not (tmp_path / "USB").exists()
     assert remembered_folders() == [default]  # crash recovery will look there too
@@ -112,7 +112,7 @@ def test_a_drive_pulled_out_during_a_session_sends_the_rest_to_the_default(
     cfg = SessionConfig(Path("m.gguf"), [src], 480, chosen, "srt", token_ms=80, fallback_folder=default)
     result = _run_session(qtbot, ctl, fake_sd, cfg)
     moves = [e for e in events if isinstance(e, FolderFallback)]
-    assert moves == [FolderFallback(chosen, default, "Input/output error")]
+    assert moves == [FolderFallback(chosen, default, "Input/output error", errno.EIO)]
     assert isinstance(events[-1], list)  # words were written after the move, during the session
     assert errors == [] and result.write_error is None
     assert result.transcript is not None and result.transcript.parent == default

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 import pytest
 
@@ -21,7 +22,10 @@ def test_the_chosen_folder_is_used_when_it_can_be(tmp_path) -> None:
 def test_a_chosen_folder_on_a_missing_drive_is_not_made_again_locally(tmp_path) -> None:
     chosen = tmp_path / "media" / "USB" / "Notes"  # the drive's mount point is gone
     writer, fallback = _open(chosen, tmp_path / "docs" / "Captionist")
-    assert fallback == FolderFallback(chosen, tmp_path / "docs" / "Captionist", "No such file or directory")
+    assert fallback == FolderFallback(
+        chosen, tmp_path / "docs" / "Captionist", "No such file or directory", errno.ENOENT
+    )
+    assert fallback.advice() == "Is its drive plugged in? Preferences… can choose another folder."
     assert writer.path.parent == tmp_path / "docs" / "Captionist"  # the default, parents and all
     assert not (tmp_path / "media").exists()
 
@@ -60,3 +64,16 @@ def test_the_default_folder_itself_is_made_with_its_parents(tmp_path, default) -
     chosen = tmp_path / "Documents" / "Captionist"
     writer, fallback = _open(chosen, chosen if default == "same" else None)
     assert fallback is None and writer.path.parent == chosen
+
+
+@pytest.mark.parametrize(
+    ("code", "advice"),
+    [
+        (errno.ENOSPC, "Free some space on its disk, or choose another folder (Preferences…)."),
+        (errno.EROFS, "Make it writable, or choose another folder (Preferences…)."),
+        (errno.EACCES, "Make it writable, or choose another folder (Preferences…)."),
+        (errno.EIO, "Is its drive plugged in? Preferences… can choose another folder."),
+    ],
+)
+def test_the_advice_fits_the_failure(tmp_path, code: int, advice: str) -> None:
+    assert FolderFallback(tmp_path / "a", tmp_path / "b", os.strerror(code), code).advice() == advice

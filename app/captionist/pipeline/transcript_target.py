@@ -23,6 +23,7 @@ the words shown from then on are on a disk again, and a crash later loses nothin
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,15 @@ class FolderFallback:
     chosen: Path
     used: Path
     why: str  # the system's reason, e.g. "No such file or directory"
+    code: int | None = None  # its errno, for ``advice``
+
+    def advice(self) -> str:
+        """What the user can do about the chosen folder, in a sentence."""
+        if self.code == errno.ENOSPC:
+            return "Free some space on its disk, or choose another folder (Preferences…)."
+        if self.code in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return "Make it writable, or choose another folder (Preferences…)."
+        return "Is its drive plugged in? Preferences… can choose another folder."
 
     def text(self) -> str:
         """One line for a terminal."""
@@ -73,14 +83,14 @@ def open_transcript(
     try:
         return factory(chosen, fmt, create_parents=False, **kwargs), None
     except OSError as exc:
-        why = _reason(exc)
+        why, code = _reason(exc), exc.errno
     try:
         writer = factory(default, fmt, **kwargs)
     except OSError as exc:
         raise NoTranscriptFolder(
             exc.errno, f"not to {chosen} ({why}), nor to {default} ({_reason(exc)})"
         ) from exc
-    return writer, FolderFallback(Path(chosen), Path(default), why)
+    return writer, FolderFallback(Path(chosen), Path(default), why, code)
 
 
 def move_session(writer: Any, folders: Sequence[Path], exc: OSError) -> FolderFallback | None:
@@ -94,5 +104,5 @@ def move_session(writer: Any, folders: Sequence[Path], exc: OSError) -> FolderFa
             writer.move_to(folder)
         except OSError:
             continue
-        return FolderFallback(old, Path(folder), _reason(exc))
+        return FolderFallback(old, Path(folder), _reason(exc), exc.errno)
     return None

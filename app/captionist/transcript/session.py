@@ -270,9 +270,10 @@ class SessionWriter:
     def move_to(self, folder: Path) -> None:
         """Go on writing this session in ``folder`` because its own folder cannot be written (its
         drive was pulled out, its disk is full): a journal there gets everything committed so far,
-        from memory, and the human file is written there whole. The old folder's files are left as
-        they are (they may be out of reach); if they come back, the next start recovers that part
-        there too. Raises ``TranscriptWriteError``, and then nothing has changed.
+        from memory, and the human file is written there whole. Then the old folder's two files are
+        removed where that can be done (a full disk gets its space back); on a drive that is gone
+        they stay, and if it comes back the next start recovers that part there too. Raises
+        ``TranscriptWriteError``, and then nothing has changed.
         """
         if self._closed:
             raise ValueError("this transcript session is already closed")
@@ -284,8 +285,11 @@ class SessionWriter:
         stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
         journal = self._journal.copy_to(folder / f"{stem}{JOURNAL_SUFFIX}")
         self._journal.close()
+        old = (self.path, self.journal_path)
         self._journal = journal
         self.path, self.journal_path = folder / f"{stem}.{self.fmt}", journal.path
+        for path in old:  # all of it is in the new folder now: free the space, leave no half copy
+            remove_quietly(path)
         self._human_dirty = True
         if self._captions:
             try:

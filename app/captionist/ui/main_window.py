@@ -404,8 +404,7 @@ class MainWindow(QMainWindow):
     def _on_folder_fallback(self, fallback: FolderFallback) -> None:
         self.info_banner.show_message(
             f"The transcript folder {fallback.chosen} cannot be used ({fallback.why}), so this "
-            f"session's transcript is saved in {fallback.used}. Is its drive plugged in? "
-            "Preferences… can choose another folder.",
+            f"session's transcript is saved in {fallback.used}. {fallback.advice()}",
             Problem.TRANSCRIPT_FOLDER,
         )
 
