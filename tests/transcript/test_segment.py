@@ -14,6 +14,7 @@ from captionist.transcript import (
     wrap_text,
 )
 from captionist.transcript.segment import UtteranceEnd, caption_of, ends_sentence
+from captionist.transcript.unspaced import width
 from tests.transcript.tokens import TOKEN_MS, pads, text_of, words
 
 
@@ -106,7 +107,7 @@ def test_utf8_lengths_count_characters_not_bytes() -> None:
     cjk = [Token(i, p, i * TOKEN_MS) for i, p in enumerate([" 今日は", "いい", "天気", "ですね。", "散歩"])]
     caps = segment_tokens(cjk, max_chars=6, max_lines=2, token_ms=TOKEN_MS)
     assert "".join(c.text.replace("\n", "") for c in caps) == "今日はいい天気ですね。散歩"
-    assert all(len(line) <= 6 for c in caps for line in c.text.split("\n"))
+    assert all(width(line) <= 6 for c in caps for line in c.text.split("\n"))  # wide: 3 a line
 
 
 def test_empty_and_control_only_input_gives_no_captions() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from captionist.transcript.unspaced import join_lines
+
 
 @dataclass(frozen=True)
 class Caption:
@@ -29,5 +31,6 @@ class Caption:
 
     @property
     def one_line(self) -> str:
-        """The text with its line breaks replaced by single spaces."""
-        return " ".join(self.text.split("\n"))
+        """The text with its line breaks replaced by single spaces (by nothing between Chinese or
+        Japanese characters, which are written without spaces)."""
+        return join_lines(self.text)

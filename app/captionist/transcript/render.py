@@ -23,6 +23,7 @@ from typing import Any
 
 from captionist.transcript.caption import Caption
 from captionist.transcript.timecode import format_clock, format_timestamp
+from captionist.transcript.unspaced import join_lines, separator
 
 FORMATS: tuple[str, ...] = ("txt", "srt", "vtt", "json", "md")
 PARAGRAPH_GAP_MS = 2000
@@ -70,7 +71,7 @@ def render_fragment(
     """The text for caption number ``index`` (1-based); ``previous`` is the caption before it."""
     fmt = check_format(fmt)
     text = _clean_lines(caption.text)
-    one_line = " ".join(text.split("\n"))
+    one_line = join_lines(text)
     if fmt == "srt":
         start, end = format_timestamp(caption.start_ms, ","), format_timestamp(caption.end_ms, ",")
         return f"{index}\n{start} --> {end}\n{text}\n\n"
@@ -88,7 +89,7 @@ def render_fragment(
             return "\n\n" + one_line
         if caption.starts_utterance:  # a new line; in Markdown, a new paragraph
             return ("\n" if fmt == "txt" else "\n\n") + one_line
-        return " " + one_line
+        return separator(previous.text, one_line) + one_line  # a space, but none in Chinese
     raise ValueError(f"format {fmt!r} is not written caption by caption")
 
 
@@ -102,7 +103,7 @@ def render_footer(fmt: str, n_captions: int, *, timestamps: bool = False) -> str
 
 def render_json(captions: Sequence[Caption], *, meta: Mapping[str, Any] | None = None) -> str:
     doc: dict[str, Any] = dict(meta or {})
-    doc.setdefault("text", " ".join(c.one_line for c in captions))
+    doc.setdefault("text", join_lines("\n".join(c.one_line for c in captions)))
     doc["captions"] = [{"start_ms": c.start_ms, "end_ms": c.end_ms, "text": c.text} for c in captions]
     return json.dumps(doc, ensure_ascii=False, indent=2, default=str) + "\n"
 

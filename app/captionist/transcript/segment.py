@@ -11,9 +11,12 @@ stream piece by piece gives the same captions as segmenting it whole):
   (silence = next token's time - (previous text token's time + one token of ``token_ms``));
 * a new caption starts at the first new word after a sentence end (``. ! ? …`` and their CJK
   forms, optionally followed by closing quotes or brackets);
-* a caption's text, word-wrapped at ``max_chars`` characters (Unicode code points, not bytes),
-  has at most ``max_lines`` lines; a word that would overflow moves whole to the next caption,
-  and only a word longer than a full caption is split.
+* a caption's text, word-wrapped at ``max_chars`` columns (a character is one column, a wide
+  Chinese, Japanese or Korean one two: ``unspaced.width``), has at most ``max_lines`` lines; a
+  word that would overflow moves whole to the next caption, and only a word longer than a full
+  caption is split. In Chinese and Japanese, written without spaces, each place a line may break
+  (``unspaced.may_break``) ends a word, so a caption breaks between characters and a new one
+  starts after a sentence's "。" as after an English ".".
 
 ``token_ms`` is the model's token duration (``Model.token_ms``); every function takes it, since
 models differ. Times: ``start_ms`` is the first text token's time, ``end_ms`` the last text
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 
 from captionist.engine import Token
 from captionist.transcript.caption import Caption
+from captionist.transcript.unspaced import char_width, may_break, pieces, width
 
 _SENTENCE_END = ".!?…。！？"
 _CLOSERS = "\"')]}»”’」』"
@@ -66,31 +70,42 @@ def with_utterance_ends(tokens: Sequence[Token], ends: Iterable[int]) -> list[It
     return out
 
 
-def wrap_text(text: str, max_chars: int) -> list[str]:
-    """Greedy word wrap of ``text`` into lines of at most ``max_chars`` characters.
+def _units(text: str) -> list[tuple[str, bool]]:
+    """``text`` as the pieces a line may break between, each with whether a space comes before it."""
+    return [(piece, k == 0) for word in text.split() for k, piece in enumerate(pieces(word))]
 
-    Whitespace runs collapse to one space; a word longer than ``max_chars`` is cut into pieces.
+
+def _cut(unit: str, max_chars: int) -> list[str]:
+    """``unit`` in pieces of at most ``max_chars`` columns (a wide character that alone is wider
+    stands alone); a combining mark stays with its character."""
+    pieces = [""]
+    for ch in unit:
+        if pieces[-1] and char_width(ch) and width(pieces[-1]) + char_width(ch) > max_chars:
+            pieces.append("")
+        pieces[-1] += ch
+    return pieces
+
+
+def wrap_text(text: str, max_chars: int) -> list[str]:
+    """Greedy word wrap of ``text`` into lines of at most ``max_chars`` columns.
+
+    Whitespace runs collapse to one space; a line breaks at a space or, in Chinese and Japanese,
+    between characters (``unspaced``), and wide characters count two columns; a word longer than
+    ``max_chars`` is cut into pieces.
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be >= 1; got {max_chars}")
     lines: list[str] = []
     line = ""
-    for word in text.split():
-        while len(word) > max_chars:
-            if line:
+    for unit, spaced in _units(text):
+        pieces = _cut(unit, max_chars) if width(unit) > max_chars else [unit]
+        for k, piece in enumerate(pieces):
+            joined = f"{line} {piece}" if spaced and k == 0 and line else line + piece
+            if not line or (k == 0 and width(joined) <= max_chars):
+                line = joined if line else piece
+            else:
                 lines.append(line)
-                line = ""
-            lines.append(word[:max_chars])
-            word = word[max_chars:]
-        if not word:
-            continue
-        if not line:
-            line = word
-        elif len(line) + 1 + len(word) <= max_chars:
-            line = f"{line} {word}"
-        else:
-            lines.append(line)
-            line = word
+                line = piece
     if line:
         lines.append(line)
     return lines
@@ -146,7 +161,8 @@ def _groups(
         tok = item
         if tok.is_control or not tok.piece:
             continue
-        new_word = tok.piece[:1].isspace()
+        last = cur[-1].piece[-1:] if cur else ""
+        new_word = tok.piece[:1].isspace() or bool(last and may_break(last, tok.piece[0]))
         if cur:
             silence = tok.time_ms - (cur[-1].time_ms + token_ms)
             if silence >= pause_ms or (sentence_end and new_word):
