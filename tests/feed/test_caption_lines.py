@@ -38,3 +38,12 @@ def test_a_word_longer_than_the_width_is_cut() -> None:
     lines = CaptionLines()
     lines.add_text(" " + "x" * 20)
     assert lines.current(5, 8) == ["x" * 8, "x" * 8, "x" * 4]
+
+
+def test_chinese_wraps_between_characters_at_half_as_many_characters() -> None:
+    lines = CaptionLines()
+    text = "今天我们来讨论一下这个季度的销售数据，总体来说增长了百分之四。"
+    lines.add_text(text)
+    shown = lines.current(4, 20)
+    assert "".join(shown) == text  # no space put in, nothing lost
+    assert shown == ["今天我们来讨论一下这", "个季度的销售数据，总", "体来说增长了百分之", "四。"]  # 20 columns

@@ -190,3 +190,21 @@ def test_a_word_wider_than_the_overlay_is_cut_to_fit(overlay: CaptionOverlay) ->
     assert len(words) > 6  # the two long words came in pieces
     assert not any(w.startswith("\u0301") for w in words)
     assert lines[-1].endswith("end")
+
+
+def test_chinese_wraps_between_characters_with_no_space_and_the_newest_apart(overlay: CaptionOverlay) -> None:
+    from PySide6.QtGui import QFontMetricsF
+
+    first = "今天我们来讨论一下这个季度的销售数据，"
+    more = "总体来说增长了百分之四。"
+    overlay.settings.lines = 8
+    overlay.apply_settings()
+    overlay.resize(160, overlay.height())  # narrow, whatever the width of the font's characters
+    overlay.show_update(_update(1, first, first))
+    overlay.show_update(_update(2, first + more, more))
+    lines = overlay.visible_lines()
+    assert len(lines) > 1 and "".join(lines) == first + more  # broken between characters, no space
+    metrics = QFontMetricsF(overlay._font())
+    assert all(metrics.horizontalAdvance(line) <= overlay.width() - 2 * 12 for line in lines)
+    assert "".join(overlay.newest_words()) == more  # only the characters the update added
+    assert not any(line[0] in "，。" for line in lines)

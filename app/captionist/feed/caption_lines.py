@@ -7,15 +7,18 @@ Usage::
     lines.new_line()                  # an end of utterance (or a gap's label line)
     lines.current(lines=2, width=42)  # ["hello world"]: the last 2 lines, wrapped at 42 characters
 
-Text is kept per utterance line (the last ``KEEP_LINES`` of them); ``current`` wraps them at word
-boundaries to ``width`` characters (a word longer than that is cut) and returns the last ``lines``.
+Text is kept per utterance line (the last ``KEEP_LINES`` of them); ``current`` wraps them as
+transcripts wrap captions (``transcript.segment.wrap_text``: at spaces, between Chinese and
+Japanese characters, ``width`` columns with wide characters counting two; a word longer than that
+is cut) and returns the last ``lines``.
 Not thread-safe: the hub calls it under its lock.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections import deque
+
+from captionist.transcript.segment import wrap_text
 
 KEEP_LINES = 64
 
@@ -44,10 +47,10 @@ class CaptionLines:
         self._done.append(text)
 
     def current(self, lines: int = 2, width: int = 42) -> list[str]:
-        """The last ``lines`` lines wrapped at ``width`` characters (at least 1 line, 8 characters)."""
+        """The last ``lines`` lines wrapped at ``width`` columns (at least 1 line, 8 columns)."""
         lines, width = max(1, lines), max(8, width)
         source = list(self._done) + ([self._open.strip()] if self._open.strip() else [])
         out: list[str] = []
         for line in source[-lines:]:
-            out += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+            out += wrap_text(line, width) or [""]
         return out[-lines:]

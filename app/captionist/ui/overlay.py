@@ -51,6 +51,7 @@ from captionist.alerts.keywords import KeywordList
 from captionist.pipeline.events import CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.settings import OverlaySettings
+from captionist.transcript import unspaced
 from captionist.ui.overlay_drag import (
     WAYLAND_OVERLAY_NOTE,
     DragMode,
@@ -79,6 +80,7 @@ class CaptionWord(NamedTuple):
     text: str
     newest: bool  # added by the latest update
     alert: bool  # part of a keyword
+    spaced: bool = True  # a space before it (none between the characters of Chinese or Japanese)
 
 
 GAP_MARK = "\ue000"  # starts a gap's line in the overlay's text: GAP_MARK label GAP_SHORT short label
@@ -212,15 +214,18 @@ class CaptionOverlay(QWidget):
             words = paragraph.split()
             alert = self._keywords.marks(words)  # per utterance
             for k, word in enumerate(words):
-                start = self._text.index(word, pos)
-                pos = start + len(word)
-                for piece in self._pieces(word, metrics, width):
-                    w = metrics.horizontalAdvance(piece)
-                    if lines[-1] and used + space + w > width:
-                        lines.append([])
-                        used = 0.0
-                    used += (space if lines[-1] else 0.0) + w
-                    lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k]))
+                pos = self._text.index(word, pos)
+                for unit_index, unit in enumerate(unspaced.pieces(word)):
+                    pos += len(unit)
+                    for piece_index, piece in enumerate(self._pieces(unit, metrics, width)):
+                        spaced = unit_index == 0 and piece_index == 0
+                        gap = space if spaced and lines[-1] else 0.0
+                        w = metrics.horizontalAdvance(piece)
+                        if lines[-1] and used + gap + w > width:
+                            lines.append([])
+                            used, gap = 0.0, 0.0
+                        used += gap + w
+                        lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k], spaced))
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
 
@@ -246,7 +251,10 @@ class CaptionOverlay(QWidget):
         return metrics.elidedText(short, Qt.TextElideMode.ElideRight, width)
 
     def visible_lines(self) -> list[str]:
-        return [" ".join(w.text for w in line) for line in self.layout_lines()]
+        return [
+            "".join((" " if w.spaced and i else "") + w.text for i, w in enumerate(line))
+            for line in self.layout_lines()
+        ]
 
     def newest_words(self) -> list[str]:
         return [w.text for line in self.layout_lines() for w in line if w.newest]
@@ -300,9 +308,11 @@ class CaptionOverlay(QWidget):
         lines = self.layout_lines()
         y = self.height() - PADDING - metrics.descent() - metrics.lineSpacing() * (len(lines) - 1)
         outline = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 10))
+        space = metrics.horizontalAdvance(" ")
         for line in lines:
             x = float(PADDING)
-            for word in line:
+            for i, word in enumerate(line):
+                x += space if word.spaced and i else 0.0
                 path = QPainterPath()
                 path.addText(QPointF(x, y), font, word.text)
                 if s.shadow:
@@ -317,7 +327,7 @@ class CaptionOverlay(QWidget):
                         QRectF(x, y + metrics.descent() / 2, width, max(2.0, font.pixelSize() / 14)),
                         QColor(colour),
                     )
-                x += metrics.horizontalAdvance(word.text + " ")
+                x += metrics.horizontalAdvance(word.text)
             y += metrics.lineSpacing()
         if self._hint:
             self._paint_hint(p)
