@@ -79,3 +79,22 @@ def test_any_whitespace_inside_a_piece_ends_a_word() -> None:
         ("bob", 0, 0),
         ("alice", 1, 1),
     ]
+
+
+def test_a_chinese_keyword_is_found_inside_a_run_without_spaces() -> None:
+    """Chinese marks no word boundaries: each character is a word, so "预算" matches in "和预算安排"
+    once the next character shows it is complete, whether the model sends characters or runs."""
+    watcher, u = AlertWatcher(KeywordList.parse(["预算", "市场部"])), UpdateMaker()
+    assert watcher.feed(u.make(["推广计划", "和预"])) == []
+    assert watcher.feed(u.make(["算"])) == []  # could still be followed by more of a keyword
+    [hit] = watcher.feed(u.make(["安排。"]))
+    assert (hit.keyword, hit.text, hit.first_token, hit.last_token) == ("预算", "预算", 1, 2)
+    [hit] = watcher.feed(u.make(["请市场", "部的同事"], final=True))
+    assert (hit.text, hit.first_token, hit.last_token) == ("市场部", 4, 5)
+    assert watcher.feed(u.make(["预", "测"], final=True)) == []  # "预测" is not "预算"
+
+
+def test_latin_keywords_still_match_whole_words_beside_chinese() -> None:
+    watcher, u = AlertWatcher(KeywordList.parse(["GPU"])), UpdateMaker()
+    assert [h.text for h in watcher.feed(u.make(["使用", "GPU", "加速"], final=True))] == ["GPU"]
+    assert watcher.feed(u.make([" GPUs"], final=True)) == []

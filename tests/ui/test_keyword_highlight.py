@@ -38,3 +38,21 @@ def test_the_transcript_highlights_keywords_as_words_grow(qtbot) -> None:
     assert view.highlighted_words() == ["Alice", "budget", "review.", "alice"]
     view.set_keywords(KeywordList(), "#ff9f43")
     assert view.highlighted_words() == []
+
+
+def test_chinese_keywords_are_marked_inside_runs_without_spaces(qtbot) -> None:
+    overlay = CaptionOverlay(OverlaySettings(lines=3), pin=None)
+    qtbot.addWidget(overlay)
+    overlay.resize(900, 200)
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    keywords = KeywordList.parse(["预算"])
+    overlay.set_keywords(keywords, "#ff0000")
+    view.set_keywords(keywords, "#ff9f43")
+    u = UpdateMaker()
+    update = u.make(["新产品的推广计划和", "预算安排。预测"])
+    overlay.show_update(update)
+    view.append_update(update)
+    assert overlay.alert_words() == ["预", "算"]
+    assert view.highlighted_words() == ["预算"]  # one run of highlighted text
+    assert "".join(overlay.visible_lines()) == "新产品的推广计划和预算安排。预测"

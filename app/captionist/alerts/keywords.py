@@ -8,6 +8,8 @@ Usage::
 
 Matching is by whole words, ignoring case and the punctuation around a word ("Alice," and
 "ALICE" are "alice"; "Alicia" is not); a keyword of several words matches those words in a row.
+Chinese and Japanese have no spaces between words, so there each character is a word
+(``transcript.unspaced.word_spans``): the keyword "预算" matches inside "预算安排".
 Immutable: safe to share between threads.
 """
 
@@ -16,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from captionist.transcript.unspaced import word_spans
+
 MAX_KEYWORDS = 64
-MAX_WORDS = 8  # words in one keyword
+MAX_WORDS = 16  # words in one keyword (a Chinese character is a word)
 
 
 def normalize(word: str) -> str:
@@ -47,7 +51,8 @@ class KeywordList:
         seen: set[tuple[str, ...]] = set()
         out: list[Keyword] = []
         for text in texts:
-            words = tuple(w for w in (normalize(x) for x in str(text).split()) if w)[:MAX_WORDS]
+            text = str(text)
+            words = tuple(w for w in (normalize(text[a:b]) for a, b in word_spans(text)) if w)[:MAX_WORDS]
             if words and words not in seen:
                 seen.add(words)
                 out.append(Keyword(" ".join(str(text).split()), words))

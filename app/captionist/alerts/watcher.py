@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
+from functools import reduce
 
 from captionist.alerts.keywords import MAX_WORDS, KeywordList, normalize
 from captionist.pipeline.events import CaptionUpdate, is_text_token
+from captionist.transcript.unspaced import join, may_break, pieces
 
 WHITESPACE = re.compile(r"(\s+)")
 
@@ -82,8 +84,11 @@ class AlertWatcher:
             for part in WHITESPACE.split(token.piece):  # words and the spaces between them
                 if part.isspace():
                     self._end_word(hits)
-                elif part:
-                    self._add(part, index, token.time_ms)
+                    continue
+                for k, piece in enumerate(pieces(part)):  # a Chinese character is a word of its own
+                    if k or (self._word is not None and may_break(self._word.text[-1], piece[0])):
+                        self._end_word(hits)
+                    self._add(piece, index, token.time_ms)
         if len(update.new_tokens) in ends or update.final:
             self._end_line(hits)
         return hits
@@ -113,7 +118,7 @@ class AlertWatcher:
             hits.append(
                 KeywordHit(
                     keyword.text,
-                    " ".join(w.text for w in spoken),
+                    reduce(join, (w.text for w in spoken)),
                     spoken[0].time_ms,
                     spoken[0].first,
                     spoken[-1].last,

@@ -20,6 +20,7 @@ contains no such characters behaves exactly as before: words, spaces, one column
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Unicode blocks of scripts written without spaces (code point ranges, inclusive).
@@ -70,6 +71,18 @@ def pieces(word: str) -> list[str]:
             out.append(word[start:i])
             start = i
     return [*out, word[start:]] if word else []
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s words are, as (start, end) offsets: its runs without whitespace, cut into
+    ``pieces`` (in Chinese, a character is a word: a keyword of two characters is two words)."""
+    spans = []
+    for match in re.finditer(r"\S+", text):
+        start = match.start()
+        for piece in pieces(match.group()):
+            spans.append((start, start + len(piece)))
+            start += len(piece)
+    return spans
 
 
 def char_width(ch: str) -> int:

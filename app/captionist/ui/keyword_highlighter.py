@@ -12,13 +12,10 @@ that grows over several updates. GUI thread only.
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from captionist.alerts.keywords import KeywordList
-
-WORD = re.compile(r"\S+")
+from captionist.transcript.unspaced import word_spans
 
 
 class KeywordHighlighter(QSyntaxHighlighter):
@@ -38,7 +35,9 @@ class KeywordHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
         if not self.keywords:
             return
-        words = list(WORD.finditer(text))
-        for word, marked in zip(words, self.keywords.marks([w.group() for w in words]), strict=True):
+        spans = word_spans(text)
+        for (start, end), marked in zip(
+            spans, self.keywords.marks([text[a:b] for a, b in spans]), strict=True
+        ):
             if marked:
-                self.setFormat(word.start(), word.end() - word.start(), self.format)
+                self.setFormat(start, end - start, self.format)

@@ -211,21 +211,23 @@ class CaptionOverlay(QWidget):
                     line = self._gap_line(paragraph, metrics, width)
                     lines[-1].append(CaptionWord(line, pos > newest_from, False))
                 continue
-            words = paragraph.split()
-            alert = self._keywords.marks(words)  # per utterance
-            for k, word in enumerate(words):
-                pos = self._text.index(word, pos)
-                for unit_index, unit in enumerate(unspaced.pieces(word)):
-                    pos += len(unit)
-                    for piece_index, piece in enumerate(self._pieces(unit, metrics, width)):
-                        spaced = unit_index == 0 and piece_index == 0
-                        gap = space if spaced and lines[-1] else 0.0
-                        w = metrics.horizontalAdvance(piece)
-                        if lines[-1] and used + gap + w > width:
-                            lines.append([])
-                            used, gap = 0.0, 0.0
-                        used += gap + w
-                        lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k], spaced))
+            start = self._text.index(paragraph, pos)
+            spans = unspaced.word_spans(paragraph)  # words; in Chinese, characters
+            units = [paragraph[a:b] for a, b in spans]
+            alert = self._keywords.marks(units)  # per utterance
+            for k, ((a, b), unit) in enumerate(zip(spans, units, strict=True)):
+                pos = start + b
+                spaced = a == 0 or paragraph[a - 1].isspace()  # not inside a run of Chinese
+                for piece_index, piece in enumerate(self._pieces(unit, metrics, width)):
+                    first = spaced and piece_index == 0
+                    gap = space if first and lines[-1] else 0.0
+                    w = metrics.horizontalAdvance(piece)
+                    if lines[-1] and used + gap + w > width:
+                        lines.append([])
+                        used, gap = 0.0, 0.0
+                    used += gap + w
+                    lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k], first))
+            pos = start + len(paragraph)
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
 
