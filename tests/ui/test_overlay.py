@@ -208,3 +208,23 @@ def test_chinese_wraps_between_characters_with_no_space_and_the_newest_apart(ove
     assert all(metrics.horizontalAdvance(line) <= overlay.width() - 2 * 12 for line in lines)
     assert "".join(overlay.newest_words()) == more  # only the characters the update added
     assert not any(line[0] in "，。" for line in lines)
+
+
+def test_an_arabic_line_is_drawn_from_the_right_in_reading_order(overlay: CaptionOverlay) -> None:
+    from PySide6.QtGui import QFontMetricsF
+
+    spoken = " مرحبا بكم في الاجتماع"
+    overlay.show_update(_update(1, spoken, spoken))
+    assert overlay.visible_lines() == [spoken.strip()]  # the text itself stays in spoken order
+    metrics = QFontMetricsF(overlay._font())
+    [line] = overlay.layout_lines()
+    placed = overlay.placed(line, metrics)
+    xs = {word.text: x for x, word in placed}
+    words = spoken.split()
+    assert all(
+        xs[a] > xs[b] for a, b in zip(words, words[1:], strict=False)
+    )  # each word left of the one before
+    first_x, first = max(placed, key=lambda p: p[0])
+    assert first.text == words[0]
+    assert abs(first_x + metrics.horizontalAdvance(first.text) - (overlay.width() - 12)) < 1  # right-aligned
+    overlay.grab()  # paints (must not raise)

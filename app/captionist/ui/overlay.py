@@ -9,8 +9,10 @@ Usage::
     overlay.apply_position("bottom")               # top | bottom | centre on the current screen
 
 Text is word-wrapped to the window width (a word wider than the window, such as a long link, is
-cut into pieces that fit) and the last ``lines`` lines are drawn, so new text scrolls up a line at a
-time without jumping. Where the model ended an utterance
+cut into pieces that fit; Chinese and Japanese break between characters, ``transcript.unspaced``)
+and the last ``lines`` lines are drawn, so new text scrolls up a line at a time without jumping. A
+line of a right-to-left script is drawn from the right edge with its words in visual order
+(``bidi_line``; ``placed`` says where each word goes). Where the model ended an utterance
 (``CaptionUpdate.new_lines``) the next words start a new line. A gap (audio not transcribed) is
 one line that is never wrapped, so its start (how many seconds) cannot scroll away from its end:
 ``AudioGap.label`` where it fits, else ``short_label``, else that cut short with an ellipsis. The
@@ -52,6 +54,7 @@ from captionist.pipeline.events import CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.settings import OverlaySettings
 from captionist.transcript import unspaced
+from captionist.ui.bidi_line import line_is_rtl, visual_order
 from captionist.ui.overlay_drag import (
     WAYLAND_OVERLAY_NOTE,
     DragMode,
@@ -231,6 +234,23 @@ class CaptionOverlay(QWidget):
         lines = [line for line in lines if line]
         return lines[-self.settings.lines :]
 
+    def placed(self, line: list[CaptionWord], metrics: QFontMetricsF) -> list[tuple[float, CaptionWord]]:
+        """Where each word of ``line`` is drawn: (x, word), left to right on screen. A line of a
+        right-to-left script is laid out from the right edge in its visual order (``bidi_line``)."""
+        order = visual_order([w.text for w in line])
+        space = metrics.horizontalAdvance(" ")
+        placed: list[tuple[float, CaptionWord]] = []
+        x = 0.0
+        for position, index in enumerate(order):
+            if position:
+                neighbour = order[position - 1]
+                joined = abs(neighbour - index) == 1 and not line[max(neighbour, index)].spaced
+                x += 0.0 if joined else space
+            placed.append((x, line[index]))
+            x += metrics.horizontalAdvance(line[index].text)
+        start = self.width() - PADDING - x if line_is_rtl([w.text for w in line]) else float(PADDING)
+        return [(start + dx, word) for dx, word in placed]
+
     @staticmethod
     def _pieces(word: str, metrics: QFontMetricsF, width: float) -> list[str]:
         """``word``, or where it is wider than a line (a long link, say), cut into pieces that each
@@ -310,11 +330,8 @@ class CaptionOverlay(QWidget):
         lines = self.layout_lines()
         y = self.height() - PADDING - metrics.descent() - metrics.lineSpacing() * (len(lines) - 1)
         outline = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 10))
-        space = metrics.horizontalAdvance(" ")
         for line in lines:
-            x = float(PADDING)
-            for i, word in enumerate(line):
-                x += space if word.spaced and i else 0.0
+            for x, word in self.placed(line, metrics):
                 path = QPainterPath()
                 path.addText(QPointF(x, y), font, word.text)
                 if s.shadow:
@@ -329,7 +346,6 @@ class CaptionOverlay(QWidget):
                         QRectF(x, y + metrics.descent() / 2, width, max(2.0, font.pixelSize() / 14)),
                         QColor(colour),
                     )
-                x += metrics.horizontalAdvance(word.text)
             y += metrics.lineSpacing()
         if self._hint:
             self._paint_hint(p)
