@@ -51,9 +51,16 @@ def test_arabic_reads_from_the_right_and_chinese_gets_no_spaces(qapp) -> None:
             controller.caption.emit(u.make(ZH))
             browser.wait_for("document.querySelectorAll('#captions .line').length >= 2", timeout_s=30)
             arabic, chinese = browser.evaluate(LINES)[-2:]
+            spans = browser.evaluate(
+                "[...document.querySelectorAll('#captions .line')].at(-1).querySelectorAll('span').length"
+            )
+            newest = browser.evaluate(
+                "[...document.querySelectorAll('#captions .newest')].map(s => s.textContent)"
+            )
     finally:
         feed.shutdown()
     assert arabic["text"] == "مرحبا بكم في الاجتماع" and arabic["direction"] == "rtl"
     assert abs(arabic["textRight"] - arabic["right"]) < 2  # starts at the right edge
     assert arabic["textLeft"] > arabic["left"] + 100  # and does not fill the line
     assert chinese["text"] == "大家早上好。今天开会" and chinese["direction"] == "ltr"
+    assert spans == len(ZH) and newest == ZH  # each token its own word: the newest ones are marked
