@@ -96,16 +96,19 @@ def wrap_text(text: str, max_chars: int) -> list[str]:
     if max_chars < 1:
         raise ValueError(f"max_chars must be >= 1; got {max_chars}")
     lines: list[str] = []
-    line = ""
+    line, used = "", 0  # the line being filled and its width
     for unit, spaced in _units(text):
-        pieces = _cut(unit, max_chars) if width(unit) > max_chars else [unit]
-        for k, piece in enumerate(pieces):
-            joined = f"{line} {piece}" if spaced and k == 0 and line else line + piece
-            if not line or (k == 0 and width(joined) <= max_chars):
-                line = joined if line else piece
+        unit_width = width(unit)
+        cut = _cut(unit, max_chars) if unit_width > max_chars else [unit]
+        for k, piece in enumerate(cut):
+            w = unit_width if len(cut) == 1 else width(piece)
+            gap = 1 if spaced and k == 0 and line else 0
+            if line and k == 0 and used + gap + w <= max_chars:
+                line, used = line + " " * gap + piece, used + gap + w
             else:
-                lines.append(line)
-                line = piece
+                if line:
+                    lines.append(line)
+                line, used = piece, w
     if line:
         lines.append(line)
     return lines

@@ -49,10 +49,12 @@ NO_LINE_START = frozenset(
 NO_LINE_END = frozenset("（［｛〔〈《「『【〘〖〝‘“([{")
 
 
+_UNSPACED = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _UNSPACED_RANGES) + "]")
+
+
 def is_unspaced(ch: str) -> bool:
     """Whether ``ch`` belongs to a script written without spaces between words."""
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _UNSPACED_RANGES)
+    return _UNSPACED.match(ch) is not None
 
 
 def may_break(before: str, after: str) -> bool:
@@ -65,6 +67,8 @@ def may_break(before: str, after: str) -> bool:
 def pieces(word: str) -> list[str]:
     """``word`` (no whitespace in it) cut at every place ``may_break`` allows: itself for a word of
     English, one piece per character (kinsoku aside) for Chinese."""
+    if word.isascii() or not _UNSPACED.search(word):
+        return [word] if word else []
     out, start = [], 0
     for i in range(1, len(word)):
         if may_break(word[i - 1], word[i]):
@@ -95,7 +99,7 @@ def char_width(ch: str) -> int:
 
 def width(text: str) -> int:
     """Columns ``text`` takes (``char_width`` summed)."""
-    return sum(char_width(ch) for ch in text)
+    return len(text) if text.isascii() else sum(char_width(ch) for ch in text)
 
 
 def separator(a: str, b: str) -> str:
