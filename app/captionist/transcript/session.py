@@ -194,11 +194,7 @@ class SessionWriter:
         }
         self.meta: dict[str, Any] = {"started": self.started.isoformat(timespec="seconds"), **(meta or {})}
         folder = Path(folder)
-        try:
-            folder.mkdir(parents=create_parents, exist_ok=True)
-        except OSError as exc:
-            raise TranscriptWriteError(folder, exc) from exc
-        stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
+        stem = self._free_stem_in(folder, create_parents)
         self.path = folder / f"{stem}.{self.fmt}"
         self.journal_path = folder / f"{stem}{JOURNAL_SUFFIX}"
         header = {"started": self.meta["started"], "fmt": self.fmt, "timestamps": timestamps, **self._seg}
@@ -208,6 +204,15 @@ class SessionWriter:
         self._clock_ms = 0
         self._human_dirty = True  # the human file must be (re)written whole
         self._closed = False  # the human file is created with the first caption: none for a silent session
+
+    def _free_stem_in(self, folder: Path, create_parents: bool) -> str:
+        """Make ``folder`` (with its missing parents if ``create_parents``) and pick the session's
+        file stem there, free of other sessions' files; raises ``TranscriptWriteError``."""
+        try:
+            folder.mkdir(parents=create_parents, exist_ok=True)
+        except OSError as exc:
+            raise TranscriptWriteError(folder, exc) from exc
+        return _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
 
     @property
     def captions(self) -> list[Caption]:
@@ -278,11 +283,7 @@ class SessionWriter:
         if self._closed:
             raise ValueError("this transcript session is already closed")
         folder = Path(folder)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise TranscriptWriteError(folder, exc) from exc
-        stem = _free_stem(folder, self.started.strftime(STEM_FORMAT), self.fmt)
+        stem = self._free_stem_in(folder, create_parents=True)
         journal = self._journal.copy_to(folder / f"{stem}{JOURNAL_SUFFIX}")
         self._journal.close()
         old = (self.path, self.journal_path)
