@@ -215,3 +215,10 @@ def test_split_finished_closes_the_last_caption_after_a_pause_of_clock_time() ->
     assert split_finished(toks, 160 + 799, token_ms=TOKEN_MS) == ([], toks)
     groups, rest = split_finished(toks, 160 + 800, token_ms=TOKEN_MS)
     assert [g.tokens for g in groups] == [toks] and rest == []
+
+
+def test_arabic_and_hindi_sentence_ends_start_a_new_caption() -> None:
+    ar = segment_tokens(words("كيف حالك؟ أنا بخير."), token_ms=TOKEN_MS)
+    assert [c.text for c in ar] == ["كيف حالك؟", "أنا بخير."]
+    hi = segment_tokens(words("नमस्ते दोस्तों। आज बैठक है।"), token_ms=TOKEN_MS)
+    assert [c.text for c in hi] == ["नमस्ते दोस्तों।", "आज बैठक है।"]

@@ -9,8 +9,8 @@ stream piece by piece gives the same captions as segmenting it whole):
   ``Caption.starts_utterance`` is set, so plain-text transcripts start a new line there;
 * a new caption starts when the silence between two text tokens reaches ``pause_ms``
   (silence = next token's time - (previous text token's time + one token of ``token_ms``));
-* a new caption starts at the first new word after a sentence end (``. ! ? …`` and their CJK
-  forms, optionally followed by closing quotes or brackets);
+* a new caption starts at the first new word after a sentence end (``. ! ? …``, their CJK
+  forms, ``؟ ۔ । ॥``, optionally followed by closing quotes or brackets);
 * a caption's text, word-wrapped at ``max_chars`` columns (a character is one column, a wide
   Chinese, Japanese or Korean one two: ``unspaced.width``), has at most ``max_lines`` lines; a
   word that would overflow moves whole to the next caption, and only a word longer than a full
@@ -34,7 +34,7 @@ from captionist.engine import Token
 from captionist.transcript.caption import Caption
 from captionist.transcript.unspaced import char_width, may_break, pieces, width
 
-_SENTENCE_END = ".!?…。！？"
+_SENTENCE_END = ".!?…。！？؟۔।॥"  # and the Arabic question mark, the Urdu full stop, Hindi's dandas
 _CLOSERS = "\"')]}»”’」』"
 
 
