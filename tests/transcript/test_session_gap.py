@@ -71,3 +71,36 @@ def test_bad_gap_times_are_an_error_and_write_nothing(tmp_path: Path, start: flo
         w.write_gap(start, end, "x")
     assert read_journal(w.journal_path).items == []
     w.close()
+
+
+def test_a_gap_whose_journal_write_failed_still_splits_the_text_where_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file written after the disk recovers is the one the journal rebuilds: the words before
+    the gap, the gap's mark, the words after it, not the words run together across it."""
+    import errno
+    import os
+
+    from captionist.transcript import TranscriptWriteError
+    from captionist.transcript import journal as journal_module
+
+    w = SessionWriter(tmp_path, "srt", token_ms=TOKEN_MS)
+    w.add_tokens(words("before the gap"))
+    real_write = os.write
+
+    def full(fd: int, data) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "write", full)
+    with pytest.raises(TranscriptWriteError):
+        w.write_gap(0.5, 2.0, "the engine fell behind")
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    w.add_tokens(words("after it", start_ms=2000, first_id=2000))
+    rebuilt = SessionWriter.captions_from_journal(w.journal_path)[0]  # what a recovery would write
+    written = parse("srt", w.close().read_text(encoding="utf-8"))
+    assert [c.text for c in written] == [
+        "before the gap",
+        "[1.5 s of audio not transcribed: the engine fell behind]",
+        "after it",
+    ]
+    assert rebuilt == written

@@ -262,7 +262,6 @@ class SessionWriter:
         if not (math.isfinite(start_s) and math.isfinite(end_s) and 0 <= start_s <= end_s):
             raise ValueError(f"a gap needs finite times with 0 <= start <= end; got {start_s}..{end_s} s")
         gap = Gap(round(start_s * 1000), round(end_s * 1000), " ".join(str(reason).split()) or "unknown")
-        self._journal.append_gap(gap)
         self._clock_ms = max(self._clock_ms, gap.end_ms)
         max_chars, token_ms = self._seg["max_chars"], self._seg["token_ms"]
         new = [
@@ -270,6 +269,12 @@ class SessionWriter:
             for g in group_tokens(self._pending, **self._seg)
         ]
         self._pending = [UTTERANCE_END]  # the words after the gap start a new line
+        try:
+            self._journal.append_gap(gap)
+        except TranscriptWriteError:  # kept as the journal will have it: the next write puts it out
+            self._captions.extend([*new, gap_caption(gap)])
+            self._human_dirty = True
+            raise
         self._sync_human([*new, gap_caption(gap)])
 
     def move_to(self, folder: Path) -> None:
