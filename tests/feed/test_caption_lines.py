@@ -46,4 +46,5 @@ def test_chinese_wraps_between_characters_at_half_as_many_characters() -> None:
     lines.add_text(text)
     shown = lines.current(4, 20)
     assert "".join(shown) == text  # no space put in, nothing lost
-    assert shown == ["今天我们来讨论一下这", "个季度的销售数据，总", "体来说增长了百分之", "四。"]  # 20 columns
+    # 20 columns: 10 wide characters a line; "，" and "。" never start one
+    assert shown == ["今天我们来讨论一下这", "个季度的销售数据，总", "体来说增长了百分之", "四。"]
