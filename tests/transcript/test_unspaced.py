@@ -111,3 +111,10 @@ def test_segmenting_chinese_incrementally_equals_segmenting_whole(seed: int) -> 
     out += segment_tokens(pending, max_chars=20, max_lines=2, token_ms=TOKEN_MS)
     assert out == whole
     assert "".join("".join(c.text.split()) for c in whole) == "".join("".join(t.piece for t in toks).split())
+
+
+def test_a_closing_quote_in_a_token_of_its_own_keeps_the_sentence_ended() -> None:
+    toks = [Token(i, p, i * TOKEN_MS) for i, p in enumerate(["「行", "きましょう", "。", "」", "はい", "。"])]
+    assert [c.text for c in segment_tokens(toks, token_ms=TOKEN_MS)] == ["「行きましょう。」", "はい。"]
+    english = [Token(i, p, i * TOKEN_MS) for i, p in enumerate([' "Stop', ".", '"', " Then", " go."])]
+    assert [c.text for c in segment_tokens(english, token_ms=TOKEN_MS)] == ['"Stop."', "Then go."]

@@ -192,7 +192,8 @@ def _groups(
                 close(cur[word_start:])
                 cur = [tok]
             word_start = 0
-        sentence_end = ends_sentence(tok.piece) or (sentence_end and not tok.piece.strip())
+        # a closing quote or bracket in a token of its own keeps the sentence ended
+        sentence_end = ends_sentence(tok.piece) or (sentence_end and not tok.piece.strip().strip(_CLOSERS))
     if cur:
         close(cur)
     return [g for g in groups if _text_of(g.tokens).strip()], closed
