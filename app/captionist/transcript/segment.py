@@ -140,7 +140,8 @@ def _groups(
     _check_limits(max_chars, max_lines, token_ms)
 
     def fits(tokens: Sequence[Token]) -> bool:
-        return len(wrap_text(_text_of(tokens), max_chars)) <= max_lines
+        text = _text_of(tokens)
+        return width(text) <= max_chars or len(wrap_text(text, max_chars)) <= max_lines  # 1 line: fits
 
     groups: list[TokenGroup] = []
     cur: list[Token] = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Unicode blocks of scripts written without spaces (code point ranges, inclusive).
 _UNSPACED_RANGES = (
@@ -57,6 +58,7 @@ def is_unspaced(ch: str) -> bool:
     return _UNSPACED.match(ch) is not None
 
 
+@lru_cache(maxsize=8192)
 def may_break(before: str, after: str) -> bool:
     """Whether a line may break between the characters ``before`` and ``after`` with no space."""
     if not (is_unspaced(before) or is_unspaced(after)):
@@ -89,6 +91,7 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+@lru_cache(maxsize=8192)
 def char_width(ch: str) -> int:
     """Columns ``ch`` takes: 2 for wide and fullwidth characters, 0 for combining and format
     characters, else 1."""
