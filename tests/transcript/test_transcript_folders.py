@@ -33,8 +33,15 @@ def test_the_list_is_bounded_and_drops_the_oldest(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"not json", b'{"a": 1}', b"\xff\xfe", b"[" * 100_000, b'[1, null, "", "relative", "/x\\u0000y"]'],
-    ids=["text", "object", "not UTF-8", "deep nesting", "bad entries"],
+    [
+        b"not json",
+        b'{"a": 1}',
+        b"\xff\xfe",
+        b"[" * 100_000,
+        b'[1, null, "", "relative", "/x\\u0000y", "/' + b"a" * 5000 + b'"]',
+        b'["/a", ' + b" " * (2 << 20) + b"]",
+    ],
+    ids=["text", "object", "not UTF-8", "deep nesting", "bad entries", "huge"],
 )
 def test_a_bad_list_counts_as_empty_and_is_replaced(tmp_path, content: bytes) -> None:
     folders_file().parent.mkdir(parents=True, exist_ok=True)

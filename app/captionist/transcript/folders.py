@@ -29,6 +29,8 @@ from captionist.atomic_file import replace_file
 
 FILE_NAME = "transcript-folders.json"
 MAX_FOLDERS = 32  # folders used since; an older one's crash has long been recovered
+MAX_PATH = 4096
+MAX_FILE_BYTES = 1 << 20  # far more than MAX_FOLDERS paths take; a bigger file is not ours
 
 
 def folders_file() -> Path:
@@ -36,13 +38,17 @@ def folders_file() -> Path:
 
 
 def _usable(item: object) -> bool:
-    return isinstance(item, str) and bool(item) and "\0" not in item and Path(item).is_absolute()
+    return (
+        isinstance(item, str) and 0 < len(item) <= MAX_PATH and "\0" not in item and Path(item).is_absolute()
+    )
 
 
 def remembered_folders() -> list[Path]:
     """The folders sessions were written to, newest first (existing or not); never raises."""
     try:
-        data = json.loads(folders_file().read_text(encoding="utf-8"))
+        with open(folders_file(), "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_FILE_BYTES else None
     except (OSError, ValueError, RecursionError):
         return []
     folders: list[Path] = []
