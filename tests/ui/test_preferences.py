@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from captionist import paths
 from captionist.settings import Settings
 from captionist.ui.overlay import CaptionOverlay
 from captionist.ui.preferences import Preferences
@@ -40,6 +41,10 @@ def test_transcript_controls(prefs: Preferences, tmp_path) -> None:
     prefs.set_folder(tmp_path)
     s = prefs.settings
     assert (s.transcript_format, s.transcript_timestamps, s.transcript_folder()) == ("vtt", False, tmp_path)
+    assert prefs.folder.text() == str(tmp_path) and prefs.default_folder.isEnabled()
+    prefs.default_folder.click()  # back from a drive that is gone, without hunting for the folder
+    assert s.transcript_dir == "" and s.transcript_folder() == paths.default_transcript_dir()
+    assert prefs.folder.text() == str(paths.default_transcript_dir()) and not prefs.default_folder.isEnabled()
 
 
 def fake_devices() -> list:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.autostart import LoginItem
 from captionist.feed.caption_feed import CaptionFeed
@@ -166,6 +167,9 @@ class Preferences(QDialog):
         self.folder = QLabel(str(settings.transcript_folder()))
         self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         choose = QPushButton("Choose…")
+        self.default_folder = QPushButton("Default")
+        self.default_folder.setToolTip(f"Back to {paths.default_transcript_dir()}")
+        self.default_folder.setEnabled(bool(settings.transcript_dir))
         self.format = QComboBox()
         self.format.addItems(list(FORMATS))
         self.format.setCurrentText(settings.transcript_format)
@@ -176,6 +180,7 @@ class Preferences(QDialog):
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder, 1)
         folder_row.addWidget(choose)
+        folder_row.addWidget(self.default_folder)
         tform.addRow("Folder", folder_row)
         tform.addRow("Format", self.format)
         tform.addRow(self.timestamps)
@@ -236,6 +241,7 @@ class Preferences(QDialog):
         self.click_through.toggled.connect(self.overlay.set_click_through)
         self.overlay.click_through_changed.connect(self._show_click_through)
         choose.clicked.connect(self._choose_folder)
+        self.default_folder.clicked.connect(lambda: self.set_folder(None))
         self.format.currentTextChanged.connect(self._apply_transcript)
         self.timestamps.toggled.connect(self._apply_transcript)
         self.device.currentIndexChanged.connect(self._apply_device)
@@ -281,9 +287,11 @@ class Preferences(QDialog):
             text = "#000000" if QColor(colour).lightness() > 128 else "#ffffff"
             button.setStyleSheet(f"background: {colour}; color: {text};")
 
-    def set_folder(self, folder: Path) -> None:
-        self.settings.transcript_dir = str(folder)
-        self.folder.setText(str(folder))
+    def set_folder(self, folder: Path | None) -> None:
+        """Write transcripts to ``folder`` from the next session on (None: the default folder)."""
+        self.settings.transcript_dir = str(folder) if folder is not None else ""
+        self.folder.setText(str(self.settings.transcript_folder()))
+        self.default_folder.setEnabled(folder is not None)
         emit(self.settings_changed)
 
     def _choose_folder(self) -> None:
