@@ -35,6 +35,8 @@ def test_english_is_left_as_it_is() -> None:
         (["he", "said", "שלום", "עולם", "today"], ["he", "said", "עולם", "שלום", "today"]),
         (["مرحبا", "بكم", "في", "Captionist", "2026"], ["Captionist", "2026", "في", "بكم", "مرحبا"]),
         (["السعر", "25", "دولار"], ["دولار", "25", "السعر"]),  # a number inside Arabic stays in place
+        (["السعر", "10", "20"], ["20", "10", "السعر"]),  # numbers apart by a space are two runs
+        (["he", "said", "שלום", "10", "20"], ["he", "said", "20", "10", "שלום"]),  # in an English line
         (["قال", "hello", "world", "ثم"], ["ثم", "hello", "world", "قال"]),  # English runs stay LTR
         (["قال", "-", "ثم"], ["ثم", "-", "قال"]),  # a dash between Arabic words is Arabic
         (["one", "-", "ثم"], ["one", "-", "ثم"]),  # sides disagree: the line's direction

@@ -59,8 +59,16 @@ def line_is_rtl(words: Sequence[str]) -> bool:
 
 
 def _levels(words: Sequence[str]) -> list[int]:
+    """The embedding level of each word and of the space after it: ``[w0, s0, w1, s1, ..., wn]``.
+    The spaces count: between two numbers in a right-to-left line a space is right-to-left, so the
+    numbers are two runs ("10 20" shows as "20 10", as UAX #9 has it); between two English words it
+    is left-to-right and they stay one run."""
     base = 1 if line_is_rtl(words) else 0
-    kinds = [direction_of(w) for w in words]
+    kinds: list[Direction] = []
+    for i, word in enumerate(words):
+        if i:
+            kinds.append(Direction.NEUTRAL)  # the space between two words
+        kinds.append(direction_of(word))
     previous_strong = Direction.RTL if base else Direction.LTR
     resolved: list[Direction] = []
     for kind in kinds:  # W7: a number after a left-to-right word (or at an LTR start) is LTR
@@ -78,33 +86,26 @@ def _levels(words: Sequence[str]) -> list[int]:
         resolved[i] = (
             sides.pop() if len(sides) == 1 and left and right else (Direction.RTL if base else Direction.LTR)
         )
-    levels = []
-    for kind in resolved:  # I1, I2
-        if base == 0:
-            levels.append({Direction.LTR: 0, Direction.RTL: 1, Direction.NUMBER: 2}[kind])
-        else:
-            levels.append({Direction.LTR: 2, Direction.RTL: 1, Direction.NUMBER: 2}[kind])
-    return levels
+    rtl_line = {Direction.LTR: 2, Direction.RTL: 1, Direction.NUMBER: 2}  # I1, I2
+    ltr_line = {Direction.LTR: 0, Direction.RTL: 1, Direction.NUMBER: 2}
+    return [(rtl_line if base else ltr_line)[kind] for kind in resolved]
 
 
 def visual_order(words: Sequence[str]) -> list[int]:
     """Indices of ``words`` (in spoken order) in the order they appear on screen, left to right."""
     levels = _levels(words)
-    order = list(range(len(words)))
-    if not levels:
-        return order
+    order = list(range(len(levels)))  # words at even positions, the spaces between them at odd ones
     lowest_odd = min((lv for lv in levels if lv % 2), default=None)
-    if lowest_odd is None:
-        return order
-    for level in range(max(levels), lowest_odd - 1, -1):  # L2
-        i = 0
-        while i < len(order):
-            if levels[order[i]] >= level:
-                j = i
-                while j < len(order) and levels[order[j]] >= level:
-                    j += 1
-                order[i:j] = reversed(order[i:j])
-                i = j
-            else:
-                i += 1
-    return order
+    if lowest_odd is not None:
+        for level in range(max(levels), lowest_odd - 1, -1):  # L2
+            i = 0
+            while i < len(order):
+                if levels[order[i]] >= level:
+                    j = i
+                    while j < len(order) and levels[order[j]] >= level:
+                        j += 1
+                    order[i:j] = reversed(order[i:j])
+                    i = j
+                else:
+                    i += 1
+    return [k // 2 for k in order if k % 2 == 0]
