@@ -138,3 +138,12 @@ def test_source_names_are_kept_and_a_bad_entry_is_dropped() -> None:
     result = load_settings()
     assert result.notice.startswith("ignored invalid settings: source_names;")
     assert result.settings.source_names == {"3": "USB Headset"} and result.settings.sources == ["3"]
+
+
+def test_a_transcript_folder_typed_as_home_relative_is_taken_from_home(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir("/")
+    assert Settings(transcript_dir="~/Notes").transcript_folder() == tmp_path / "Notes"
+    assert Settings(transcript_dir="Notes").transcript_folder() == Path.home() / "Notes"  # not /Notes
+    assert Settings(transcript_dir="/srv/notes").transcript_folder() == Path("/srv/notes")
+    assert Settings().transcript_folder() == paths.default_transcript_dir()

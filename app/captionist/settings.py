@@ -127,7 +127,12 @@ class Settings:
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
 
     def transcript_folder(self) -> Path:
-        return Path(self.transcript_dir) if self.transcript_dir else paths.default_transcript_dir()
+        """The chosen folder (``~`` expanded; a relative one, typed into the settings file, is taken
+        from the home folder, not from wherever the app was started), else the default one."""
+        if not self.transcript_dir:
+            return paths.default_transcript_dir()
+        folder = Path(self.transcript_dir).expanduser()
+        return folder if folder.is_absolute() else Path.home() / folder
 
     def latency_for(self, info: ModelInfo) -> int:
         """The latency remembered for this model if it offers it, else the old ``delay_ms`` for a
