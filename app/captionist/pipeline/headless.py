@@ -62,6 +62,7 @@ from captionist.pipeline.controller import (
     load_engine_model,
 )
 from captionist.pipeline.events import CaptionUpdate
+from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings
 from captionist.transcript import (
     SessionWriter,
@@ -230,6 +231,7 @@ def run_live(
     latency = loaded.resolve_latency(latency_ms, delay_ms)  # None: the model's default
     chosen = loaded.resolve_language(language) or None  # ValueError naming the choices
 
+    guard_none_refcount()  # PySide6 6.12 on Python 3.11 would abort a long session
     app = QCoreApplication.instance() or QCoreApplication([])
     feed = start_feed(serve, serve_token, captions_file, out)
     try:

@@ -34,6 +34,7 @@ from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_
 from captionist.autostart import LoginItem, login_item_for_platform
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.controller import ModelLoader, SessionController
+from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.folders import remembered_folders
@@ -78,6 +79,7 @@ def build_app(
     listener factory (default: pynput); ``portal_listener``: Wayland's (default: the desktop portal,
     unless a ``shortcut_listener`` is given: a test's fake keyboard never reaches the real desktop);
     ``login_item``: where "start at login" is written (default: this platform's)."""
+    guard_none_refcount()  # PySide6 6.12 on Python 3.11 would abort the app within minutes
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Captionist")
     app.setDesktopFileName("captionist")
