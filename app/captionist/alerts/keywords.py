@@ -55,7 +55,7 @@ class KeywordList:
             words = tuple(w for w in (normalize(text[a:b]) for a, b in word_spans(text)) if w)[:MAX_WORDS]
             if words and words not in seen:
                 seen.add(words)
-                out.append(Keyword(" ".join(str(text).split()), words))
+                out.append(Keyword(" ".join(text.split()), words))
             if len(out) == MAX_KEYWORDS:
                 break
         return KeywordList(tuple(out))

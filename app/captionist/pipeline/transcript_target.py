@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from captionist.transcript.folders import folder_key
+
 
 @dataclass(frozen=True)
 class FolderFallback:
@@ -66,7 +68,7 @@ def _reason(exc: OSError) -> str:
 
 
 def _same(a: Path, b: Path) -> bool:
-    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+    return folder_key(a) == folder_key(b)
 
 
 def open_transcript(

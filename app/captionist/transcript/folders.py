@@ -33,6 +33,12 @@ MAX_PATH = 4096
 MAX_FILE_BYTES = 1 << 20  # far more than MAX_FOLDERS paths take; a bigger file is not ours
 
 
+def folder_key(folder: Path) -> str:
+    """What two spellings of one folder have in common (absolute; case-folded where the file system
+    ignores case), to tell whether two paths name the same folder."""
+    return os.path.normcase(os.path.abspath(folder))
+
+
 def folders_file() -> Path:
     return paths.data_dir() / FILE_NAME
 

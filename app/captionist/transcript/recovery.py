@@ -36,6 +36,7 @@ from pathlib import Path
 
 from captionist.atomic_file import fsync_dir
 from captionist.transcript.archive import archive_journal
+from captionist.transcript.folders import folder_key
 from captionist.transcript.journal import (
     JOURNAL_SUFFIX,
     JournalContents,
@@ -227,7 +228,7 @@ def recover_folders(folders: Iterable[Path]) -> RecoveryReport:
     ordered by start time across folders, so ``latest`` is the newest; never raises."""
     report, seen = RecoveryReport(), set()
     for folder in folders:
-        key = os.path.normcase(os.path.abspath(folder))
+        key = folder_key(folder)
         if key not in seen:
             seen.add(key)
             report.sessions.extend(recover_sessions(Path(folder)).sessions)

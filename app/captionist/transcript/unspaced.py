@@ -76,7 +76,7 @@ def pieces(word: str) -> list[str]:
         if may_break(word[i - 1], word[i]):
             out.append(word[start:i])
             start = i
-    return [*out, word[start:]] if word else []
+    return [*out, word[start:]]
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
