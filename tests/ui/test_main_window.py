@@ -470,10 +470,10 @@ def test_a_transcript_folder_that_cannot_be_used_is_said_and_the_default_used(
             chosen.mkdir(parents=True)
         with qtbot.waitSignal(ctl.state_changed):
             assert win.start_session()
-        shown.append(win.info_banner.text() if win.info_banner.isVisibleTo(win) else "")
         assert fake_sd.streams[-1].done.wait(5)
         with qtbot.waitSignal(ctl.session_finished, timeout=10000) as finished:
             ctl.stop()
+        shown.append(win.info_banner.text() if win.info_banner.isVisibleTo(win) else "")
         assert finished.args[0].transcript.parent == (
             chosen if plugged_in else paths.default_transcript_dir()
         )

@@ -15,22 +15,26 @@ Usage (GUI thread, or a QCoreApplication in headless mode)::
 
 The three channels of STYLE rule 8 meet here: the capture's queue carries audio into the worker,
 ``WorkerControl`` carries stop, latency and language changes, and the worker's signals arrive here
-queued onto this object's thread, where the ``SessionWriter`` (owned by the controller) appends each
-committed line, with its ends of utterance (and each gap where the worker had to drop audio, as
-``write_gap``), before the update is passed on. The lag is read from the capture's and the
-worker's sample counts (``captionist.pipeline.lag.LagMeter``) on this thread, by a timer, so the
-``stats`` it sends keep moving while the worker is blocked in the engine. Models are loaded once
-and cached: ``prepare_model`` loads one on a background thread and reports its ``ModelInfo`` (what
-the UI needs to offer its latencies and languages), and a session with the same model reuses it.
+queued onto this object's thread. Each update goes to the ``TranscriptSaver``, which writes it (with
+its ends of utterance, or the gap where the worker had to drop audio) on a thread of its own, and is
+passed on once it is on disk (``CaptionHold``): the captions shown are in the file, and a crash
+loses none of them. A disk that takes longer than ``save_wait_s`` does not hold them back any
+longer; ``transcript_unsaved`` then says how far the file is behind (a hung network share delays
+the file, never the captions). The lag is read from the capture's and the worker's sample counts
+(``captionist.pipeline.lag.LagMeter``) on this thread, by a timer, so the ``stats`` it sends keep
+moving while the worker is blocked in the engine; captions held for the disk count in it, as they
+are not shown yet. Models are loaded once and cached: ``prepare_model`` loads one on a background
+thread and reports its ``ModelInfo`` (what the UI needs to offer its latencies and languages), and
+a session with the same model reuses it.
 A transcript folder that cannot be written, at the start or during the session, sends the session
 to ``fallback_folder`` (to close it, to the temporary folder as a last resort), reported by
-``folder_fallback`` (``pipeline.transcript_target``); the folder used is remembered for crash
-recovery (``transcript.folders``).
+``folder_fallback`` (``pipeline.transcript_target``); when no folder takes it, ``error`` says so and
+the captions go on without a file. The folder used is remembered for crash recovery
+(``transcript.folders``).
 """
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -42,14 +46,15 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signa
 from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
 from captionist.models.info import ModelInfo
+from captionist.pipeline.caption_hold import CaptionHold
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
-from captionist.pipeline.transcript_target import move_session, open_transcript
+from captionist.pipeline.transcript_saver import SaverResult, TranscriptSaver
+from captionist.pipeline.transcript_target import open_transcript
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
-from captionist.transcript import SessionWriter
-from captionist.transcript.folders import remember_folder
+from captionist.transcript import SessionWriter, check_format
 
 ModelLoader = Callable[[Path, str], Any]
 
@@ -98,6 +103,7 @@ class SessionController(QObject):
     state_changed = Signal(object)  # SessionState
     session_started = Signal(object)  # SessionConfig of a session that started (before its captions)
     folder_fallback = Signal(object)  # FolderFallback: the transcript's folder failed, another is used
+    transcript_unsaved = Signal(float)  # seconds the file is behind the captions; 0.0: caught up
     session_finished = Signal(object)  # SessionResult
 
     def __init__(
@@ -108,6 +114,7 @@ class SessionController(QObject):
         capture_factory: Callable[[list[Source]], Capture] | None = None,
         writer_factory: Callable[..., Any] = SessionWriter,
         policy: LoadPolicy | None = None,
+        save_wait_s: float = 0.5,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -126,8 +133,10 @@ class SessionController(QObject):
         self._thread: QThread | None = None
         self._worker: InferenceWorker | None = None
         self._control: WorkerControl | None = None
-        self._writer: Any = None
-        self._write_failed = False
+        self._saver: TranscriptSaver | None = None
+        self._save_wait_s = save_wait_s
+        self._hold: CaptionHold | None = None
+        self._summary: SessionSummary | None = None  # of a finished worker, until the saver has closed
         self._config: SessionConfig | None = None
         self._silence_warned: set[str] = set()
         self._silence_timer = QTimer(self)
@@ -146,7 +155,8 @@ class SessionController(QObject):
 
     @property
     def transcript_path(self) -> Path | None:
-        return self._writer.path if self._writer is not None else None
+        """The file the session writes (None: none yet, or no transcript)."""
+        return self._saver.path if self._saver is not None else None
 
     def levels(self) -> dict[str, float]:
         return self._capture.levels() if self._capture is not None else {}
@@ -217,6 +227,11 @@ class SessionController(QObject):
         if not config.sources:
             emit(self.error, "no audio source selected")
             return False
+        try:
+            check_format(config.fmt)
+        except ValueError as exc:
+            emit(self.error, f"cannot write the transcript: {exc}")
+            return False
         self._config = config
         try:
             capture = self._capture_factory(config.sources)
@@ -224,24 +239,7 @@ class SessionController(QObject):
         except (CaptureError, OSError, ValueError) as exc:
             emit(self.error, str(exc))
             return False
-        writer, fallback = None, None
-        if config.folder is not None:
-            try:
-                writer, fallback = open_transcript(
-                    self._writer_factory,
-                    config.folder,
-                    config.fallback_folder,
-                    config.fmt,
-                    token_ms=config.token_ms,
-                    timestamps=config.timestamps,
-                    meta={"model": config.model_path.name, "sources": [s.name for s in config.sources]},
-                )
-            except (OSError, ValueError) as exc:
-                capture.stop()
-                emit(self.error, f"cannot write the transcript: {exc}")
-                return False
-            remember_folder(fallback.used if fallback is not None else config.folder)
-        self._capture, self._writer, self._write_failed = capture, writer, False
+        self._capture, self._saver = capture, self._new_saver(config)
         self._control = WorkerControl()
         self._worker = InferenceWorker(
             self._provide_model,
@@ -253,7 +251,15 @@ class SessionController(QObject):
         )
         worker = self._worker
         captured = getattr(capture, "captured_samples", None) or (lambda: worker.ledger.received)
-        self._meter = LagMeter(self._policy or LoadPolicy(), captured, lambda: worker.ledger)
+        hold = self._hold = CaptionHold(self._save_wait_s, parent=self)
+        hold.show.connect(self._on_shown)
+        hold.unsaved.connect(self._on_unsaved)
+        if self._saver is not None:
+            self._saver.saved.connect(hold.saved)
+        self._meter = LagMeter(
+            self._policy or LoadPolicy(), captured, lambda: worker.ledger, hold.shown_through
+        )
+        self._summary = None
         self._last_stats = WorkerStats(
             backend="?",
             rtf=0.0,
@@ -278,11 +284,35 @@ class SessionController(QObject):
         self._silence_timer.start()
         self._lag_timer.start()
         self._set_state(SessionState.RUNNING)
-        if fallback is not None:
-            emit(self.folder_fallback, fallback)
         emit(self.session_started, config)
+        if self._saver is not None:
+            self._saver.start()
         self._thread.start()
         return True
+
+    def _new_saver(self, config: SessionConfig) -> TranscriptSaver | None:
+        """The saver of ``config``'s transcript (None: no file); it opens the file on its thread."""
+        folder = config.folder
+        if folder is None:
+            return None
+        meta = {"model": config.model_path.name, "sources": [s.name for s in config.sources]}
+
+        def open_writer() -> tuple[Any, Any]:
+            return open_transcript(
+                self._writer_factory,
+                folder,
+                config.fallback_folder,
+                config.fmt,
+                token_ms=config.token_ms,
+                timestamps=config.timestamps,
+                meta=meta,
+            )
+
+        saver = TranscriptSaver(open_writer, config.fallback_folder)
+        saver.folder_fallback.connect(self._on_folder_fallback)
+        saver.failed.connect(self._on_error)
+        saver.closed.connect(self._on_saver_closed)
+        return saver
 
     def stop(self) -> None:
         """Close the devices and let the worker finish what was already captured."""
@@ -316,38 +346,34 @@ class SessionController(QObject):
         self.stop()
         if self._thread is not None:
             self._thread.wait(timeout_ms)
+            QCoreApplication.sendPostedEvents(self)  # the worker's last updates and its end
+        if self._saver is not None:  # closing: wait for the file, then deliver what it reported
+            self._saver.join(timeout_ms / 1000)
             QCoreApplication.sendPostedEvents(self)
         self.wait_prepared(timeout_ms / 1000)
 
     # --- worker signals (queued onto this thread) ---------------------------------------------
     @Slot(object)
     def _on_caption(self, update: CaptionUpdate) -> None:
-        gap = update.gap
-        if self._writer is not None and (update.new_tokens or update.utterance_ends or gap):
-            try:
-                if gap is not None:
-                    self._writer.write_gap(gap.start_ms / 1000, gap.end_ms / 1000, gap.reason.value)
-                else:
-                    self._writer.add_tokens(update.new_tokens, utterance_ends=update.utterance_ends)
-            except OSError as exc:
-                if not self._write_failed and not self._move_writer(exc, final=False):
-                    emit(self.error, str(exc))
-                    self._write_failed = True
-            else:
-                self._write_failed = False
+        """An update from the worker: shown at once without a transcript file, else once it is
+        saved or has waited ``save_wait_s`` (``CaptionHold``)."""
+        if self._saver is None or self._hold is None:
+            emit(self.caption, update)
+            return
+        decoded = self._worker.ledger.decoded if self._worker is not None else 0
+        self._saver.submit(self._hold.arrive(update, decoded), update)
+
+    @Slot(object)
+    def _on_shown(self, update: CaptionUpdate) -> None:
         emit(self.caption, update)
 
-    def _move_writer(self, exc: OSError, *, final: bool) -> bool:
-        """The transcript's folder failed with ``exc``: go on in the fallback folder (and, to close
-        the session, in the temporary folder as a last resort), say where; True if it moved."""
-        folders = [self._config.fallback_folder] if self._config and self._config.fallback_folder else []
-        if final:
-            folders.append(Path(tempfile.gettempdir()) / "Captionist")
-        moved = move_session(self._writer, folders, exc)
-        if moved is not None:
-            remember_folder(moved.used)
-            emit(self.folder_fallback, moved)
-        return moved is not None
+    @Slot(float)
+    def _on_unsaved(self, seconds: float) -> None:
+        emit(self.transcript_unsaved, seconds)
+
+    @Slot(object)
+    def _on_folder_fallback(self, fallback: Any) -> None:
+        emit(self.folder_fallback, fallback)
 
     @Slot(object)
     def _on_stats(self, stats: WorkerStats) -> None:
@@ -384,30 +410,37 @@ class SessionController(QObject):
 
     @Slot(object)
     def _on_finished(self, summary: SessionSummary) -> None:
+        """The worker is done: close the transcript (on the saver's thread), then finish."""
         self._silence_timer.stop()
         self._lag_timer.stop()
         self._report_lag()  # the last figures: nothing waits any more
         self._meter, self._last_stats = None, None
         if self._capture is not None and self._capture.running:
             self._capture.stop()  # the worker ended on its own (an error)
-        path, write_error = None, None
-        if self._writer is not None:
-            try:
-                try:
-                    path = self._writer.close()
-                except OSError as exc:
-                    if not self._move_writer(exc, final=True):
-                        raise
-                    path = self._writer.close()
-            except OSError as exc:
-                write_error = str(exc)
-                emit(self.error, write_error)
         if self._thread is not None:
             self._thread.quit()  # the queued quit from the worker may not have been delivered yet
             self._thread.wait()
-        self._worker, self._thread, self._control, self._capture, self._writer = None, None, None, None, None
+        if self._saver is None:
+            self._finish(summary, SaverResult(None))
+        else:
+            self._summary = summary
+            self._saver.close()
+
+    @Slot(object)
+    def _on_saver_closed(self, result: SaverResult) -> None:
+        if self._summary is not None:
+            self._finish(self._summary, result)
+
+    def _finish(self, summary: SessionSummary, saved: SaverResult) -> None:
+        if self._hold is not None:
+            self._hold.release_all()  # all saved by now; nothing is ever left unshown
+            self._hold.deleteLater()
+        if self._saver is not None:
+            self._saver.join()
+        self._worker, self._thread, self._control, self._capture = None, None, None, None
+        self._saver, self._hold, self._summary = None, None, None
         self._set_state(SessionState.IDLE)
-        emit(self.session_finished, SessionResult(summary, path, write_error))
+        emit(self.session_finished, SessionResult(summary, saved.path, saved.error))
 
     @Slot()
     def _check_silence(self) -> None:

@@ -19,7 +19,8 @@ Everything is counted in samples at 16 kHz, never guessed from the wall clock:
 ``backlog = C - F - S`` is the audio waiting to be fed (capture queue and worker backlog);
 ``lag = C - D - S`` is the audio captured but not yet decoded: the backlog, the chunk inside a
 running ``feed`` and the engine's own latency. Both grow while the worker is blocked in the engine,
-since C comes from the capture side.
+since C comes from the capture side. Where decoded captions wait to be shown (``CaptionHold``
+holds them until the transcript file has them), D counts only as far as the screen is current.
 
 Policy, in order of preference (``LoadGovernor.decide``):
 
@@ -222,8 +223,16 @@ class LagReading:
 class LagMeter:
     """Reads the lag from the capture's and the worker's counts; owned by one reading thread."""
 
-    def __init__(self, policy: LoadPolicy, captured: Callable[[], int], ledger: Callable[[], Ledger]) -> None:
-        self._policy, self._captured, self._ledger = policy, captured, ledger
+    def __init__(
+        self,
+        policy: LoadPolicy,
+        captured: Callable[[], int],
+        ledger: Callable[[], Ledger],
+        shown: Callable[[], int | None] = lambda: None,
+    ) -> None:
+        """``shown``: while decoded captions wait to be shown (for the disk), the decoded count the
+        captions on screen are current to; None when none wait. The lag counts from the lower one."""
+        self._policy, self._captured, self._ledger, self._shown = policy, captured, ledger, shown
         self._history: deque[tuple[int, int]] = deque()  # (captured, backlog) of recent readings
 
     def read(self) -> LagReading:
@@ -231,7 +240,9 @@ class LagMeter:
         led = self._ledger()
         captured = max(self._captured(), led.received)
         backlog = max(0, captured - led.fed - led.shed)
-        lag = max(backlog, captured - led.decoded - led.shed)
+        shown = self._shown()
+        decoded = led.decoded if shown is None else min(led.decoded, shown)
+        lag = max(backlog, captured - decoded - led.shed)
         self._history.append((captured, backlog))
         while len(self._history) > 2 and captured - self._history[1][0] >= samples_of(p.trend_ms):
             self._history.popleft()
