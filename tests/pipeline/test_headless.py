@@ -156,3 +156,20 @@ def test_live_with_nothing_said_exits_0(qapp, fake_sd, tmp_path, with_output: bo
         assert "nothing was transcribed" in err.getvalue()
         folder = paths.default_transcript_dir()
         assert not folder.exists() or not [f for f in folder.rglob("*") if f.is_file()]
+
+
+def test_a_transcript_file_behind_the_captions_is_said_once_and_its_catching_up(qapp) -> None:
+    import io
+
+    from captionist.pipeline.headless import CaptionPrinter
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = CaptionPrinter(out, err)
+    for seconds in (2.1, 2.2, 5.0, 0.0, 0.0, 3.0):
+        printer.on_unsaved(seconds)
+    assert err.getvalue().splitlines() == [
+        "captionist: saving the transcript is slow: the file is 2 s behind the captions",
+        "captionist: the transcript file has caught up",
+        "captionist: saving the transcript is slow: the file is 3 s behind the captions",
+    ]
+    assert out.getvalue() == ""

@@ -91,6 +91,7 @@ class CaptionPrinter(QObject):
         self.tokens: list[Token] = []
         self.ends: list[int] = []  # counts of ``tokens`` before each end of utterance
         self._line_open = False
+        self._unsaved = False  # the transcript file is behind the captions
 
     @Slot(object)
     def on_caption(self, update: CaptionUpdate) -> None:
@@ -116,6 +117,16 @@ class CaptionPrinter(QObject):
             self.out.flush()
             self._line_open = False
         print(f"captionist: {message}", file=self.err, flush=True)
+
+    @Slot(float)
+    def on_unsaved(self, seconds: float) -> None:
+        """Say once when the transcript file falls behind the captions (a slow or hung disk), and
+        once when it has caught up."""
+        if seconds > 0 and not self._unsaved:
+            self.on_message(f"saving the transcript is slow: the file is {seconds:.0f} s behind the captions")
+        elif seconds == 0 and self._unsaved:
+            self.on_message("the transcript file has caught up")
+        self._unsaved = seconds > 0
 
     def has_text(self) -> bool:
         """Whether any word was captioned (a silent session has none)."""
@@ -248,6 +259,7 @@ def run_live(
         ctl.notice.connect(printer.on_message)
         ctl.error.connect(printer.on_message)
         ctl.folder_fallback.connect(lambda moved: printer.on_message(moved.text()))
+        ctl.transcript_unsaved.connect(printer.on_unsaved)
         ctl.session_finished.connect(printer.on_finished)
         config = SessionConfig(
             model_path,

@@ -45,6 +45,7 @@ class Problem(Enum):
     DEVICE = "device"  # a source disappeared during a session
     RECOVERY = "recovery"  # a session was recovered after a crash
     TRANSCRIPT_FOLDER = "transcript folder"  # the chosen folder failed; the default one is used
+    TRANSCRIPT_UNSAVED = "transcript unsaved"  # the file is behind the captions: its disk is slow
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}

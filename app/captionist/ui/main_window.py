@@ -50,7 +50,6 @@ from captionist.pipeline.controller import SessionConfig, SessionController, Ses
 from captionist.pipeline.events import CaptionUpdate, WorkerStats
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
-from captionist.pipeline.transcript_target import FolderFallback
 from captionist.settings import Settings
 from captionist.ui.about_dialog import AboutDialog, AboutFacts
 from captionist.ui.banner import Banner, BannerKind, Problem
@@ -68,6 +67,7 @@ from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, CaptionOverlay
 from captionist.ui.preferences import Preferences
 from captionist.ui.source_meters import SourceMeters
 from captionist.ui.source_panel import SourcePanel
+from captionist.ui.transcript_notices import TranscriptNotices
 from captionist.ui.transcript_view import TranscriptView
 
 
@@ -185,7 +185,9 @@ class MainWindow(QMainWindow):
         controller.error.connect(lambda message: self.show_error(message, Problem.SESSION))
         controller.state_changed.connect(self._on_state)
         controller.session_finished.connect(self._on_finished)
-        controller.folder_fallback.connect(self._on_folder_fallback)
+        self._transcript_notices = TranscriptNotices(self.info_banner)
+        controller.folder_fallback.connect(self._transcript_notices.folder_fallback)
+        controller.transcript_unsaved.connect(self._transcript_notices.unsaved)
         self.click_through_shortcut: QShortcut | None = None  # in Captionist's windows only
         if overlay is not None:
             shortcut = QShortcut(QKeySequence(CLICK_THROUGH_SHORTCUT), self)
@@ -367,7 +369,7 @@ class MainWindow(QMainWindow):
             fallback_folder=paths.default_transcript_dir(),
         )
         self.error_banner.resolve(Problem.GENERAL, Problem.SESSION, Problem.DEVICE)
-        self.info_banner.resolve(Problem.TRANSCRIPT_FOLDER)
+        self._transcript_notices.session_starting()
         if self.overlay is not None:
             self.overlay.clear()
         self.transcript.begin_session(" + ".join(src.name for src in sources))
@@ -400,13 +402,6 @@ class MainWindow(QMainWindow):
         self.backend_label.setText(f"backend: {stats.backend}")
         self.rtf_label.setText(f"RTF {stats.rtf:.2f}")
         self.lag_label.show_stats(stats)  # the true lag, with a warning before audio is skipped
-
-    def _on_folder_fallback(self, fallback: FolderFallback) -> None:
-        self.info_banner.show_message(
-            f"The transcript folder {fallback.chosen} cannot be used ({fallback.why}), so this "
-            f"session's transcript is saved in {fallback.used}. {fallback.advice()}",
-            Problem.TRANSCRIPT_FOLDER,
-        )
 
     def _on_finished(self, result: SessionResult) -> None:
         if result.transcript is not None:
