@@ -170,3 +170,20 @@ def test_several_folders_are_each_searched_once_newest_session_last(tmp_path: Pa
     assert report.transcripts == [early.path, late.path]  # by start time, not by folder order
     assert report.latest == late.path
     assert words_in(early.path) == ["early", "words"] and words_in(late.path) == SPOKEN.split()
+
+
+def test_a_session_this_run_started_is_left_alone(tmp_path: Path) -> None:
+    """Recovery may still run (a slow disk) when the user starts a session: its journal has no end
+    yet, and must not be sealed and rebuilt under the writer's feet."""
+    crashed = crashed_session(tmp_path)  # started 09:30:00, before the app
+    live = SessionWriter(tmp_path, "srt", started=datetime(2026, 11, 29, 10, 0, 5), token_ms=TOKEN_MS)
+    live.add_tokens(words("still talking"))
+    before = live.journal_path.read_bytes()
+    searched: list[Path] = []
+    app_started = datetime(2026, 11, 29, 10, 0, 5, 400000)  # the same second as the session
+    report = recover_folders([tmp_path], app_started, searched.append)
+    assert report.transcripts == [crashed.path] and searched == [tmp_path]
+    assert live.journal_path.read_bytes() == before  # untouched: no end record, no rebuild
+    live.add_tokens(words("and on"))
+    assert words_in(live.close()) == ["still", "talking", "and", "on"]
+    assert recover_folders([tmp_path]).sessions == []  # closed: nothing left to recover

@@ -134,6 +134,28 @@ def test_a_session_written_outside_the_transcript_folder_is_recovered_too(parts,
     assert "hello" in (elsewhere / "2026-11-29 09-00-00.srt").read_text(encoding="utf-8")
 
 
+def test_the_window_opens_while_a_folder_does_not_answer_and_the_report_follows(
+    parts, qtbot, tmp_path, monkeypatch
+) -> None:
+    from captionist.ui import app as app_module
+    from tests.ui.test_startup_recovery import HungFolder
+
+    share = tmp_path / "share"
+    _crashed_journal(share, "2026-11-29 09-00-00", [b'{"id": 1, "p": " hello", "t": 0}\n'])
+    remember_folder(share)
+    hung = HungFolder(monkeypatch, share)
+    monkeypatch.setattr(app_module, "RECOVERY_WAIT_S", 0.05)
+    p = parts()  # returns although the share has not answered
+    assert p.window.statusBar().currentMessage() == (
+        f"Checking {share} for interrupted sessions: its disk is slow to answer."
+    )
+    assert p.window.info_banner.isHidden()
+    hung.answer()
+    said = "Recovered the interrupted session 2026-11-29 09-00-00.srt"
+    qtbot.waitUntil(lambda: said in p.window.info_banner.text())
+    assert p.window.last_transcript == share / "2026-11-29 09-00-00.srt"
+
+
 def test_nothing_to_recover_says_nothing(parts) -> None:
     p = parts()
     assert p.window.info_banner.isHidden() and not p.window.export_button.isEnabled()

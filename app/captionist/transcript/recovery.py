@@ -21,7 +21,9 @@ Rules, per ``*.journal.jsonl`` in the folder whose session did not end:
   ``SessionWriter.close`` does (``journal_needed``, ``captionist.transcript.archive``);
 * a finished journal still needed that lies beside its transcript (the archive could not be
   written, or an older version left it there) is moved to the archive, silently;
-* a file that cannot be written or renamed is reported and left as it is, to be tried next start.
+* a file that cannot be written or renamed is reported and left as it is, to be tried next start;
+* with ``started_before`` (the app's start), a journal named after a later time is a session of
+  this run, still being written (recovery may run while a session starts): it is left alone.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
@@ -46,6 +49,7 @@ from captionist.transcript.journal import (
 )
 from captionist.transcript.render import render
 from captionist.transcript.session import (
+    STEM_FORMAT,
     captions_of_contents,
     journal_needed,
     remove_quietly,
@@ -191,7 +195,23 @@ def _tidy_finished(journal: Path, contents: JournalContents) -> None:
         _archive_quietly(journal, transcript)
 
 
-def recover_sessions(folder: Path) -> RecoveryReport:
+def _started_at(journal: Path) -> datetime | None:
+    """The start time a session journal is named after (None: not named that way)."""
+    try:
+        return datetime.strptime(journal.name[: len("2026-01-01 00-00-00")], STEM_FORMAT)
+    except ValueError:
+        return None
+
+
+def _of_this_run(journal: Path, started_before: datetime | None) -> bool:
+    """Whether ``journal`` belongs to a session started at or after ``started_before``."""
+    if started_before is None:
+        return False
+    started = _started_at(journal)
+    return started is not None and started >= started_before.replace(microsecond=0)
+
+
+def recover_sessions(folder: Path, started_before: datetime | None = None) -> RecoveryReport:
     """Recover every unfinished session in ``folder`` (see the module rules); never raises."""
     report = RecoveryReport()
     try:
@@ -199,6 +219,8 @@ def recover_sessions(folder: Path) -> RecoveryReport:
     except OSError:
         return report
     for journal in journals:
+        if _of_this_run(journal, started_before):
+            continue
         try:
             contents = read_journal(journal)
         except ValueError as exc:
@@ -223,14 +245,20 @@ def recover_sessions(folder: Path) -> RecoveryReport:
     return report
 
 
-def recover_folders(folders: Iterable[Path]) -> RecoveryReport:
+def recover_folders(
+    folders: Iterable[Path],
+    started_before: datetime | None = None,
+    searching: Callable[[Path], None] = lambda folder: None,
+) -> RecoveryReport:
     """``recover_sessions`` for each folder (a folder named twice is searched once), the sessions
-    ordered by start time across folders, so ``latest`` is the newest; never raises."""
+    ordered by start time across folders, so ``latest`` is the newest; never raises.
+    ``searching(folder)`` is called before each folder is looked at (a slow disk: who waits)."""
     report, seen = RecoveryReport(), set()
     for folder in folders:
+        searching(Path(folder))
         key = folder_key(folder)
         if key not in seen:
             seen.add(key)
-            report.sessions.extend(recover_sessions(Path(folder)).sessions)
+            report.sessions.extend(recover_sessions(Path(folder), started_before).sessions)
     report.sessions.sort(key=lambda s: s.journal.name)  # journals are named after their start time
     return report

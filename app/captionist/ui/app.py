@@ -22,6 +22,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -38,7 +40,7 @@ from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.folders import remembered_folders
-from captionist.transcript.recovery import recover_folders
+from captionist.transcript.recovery import RecoveryReport
 from captionist.ui.alert_notifier import AlertNotifier
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
@@ -48,6 +50,7 @@ from captionist.ui.portal_shortcuts import start_portal_shortcuts
 from captionist.ui.pynput_hotkeys import start_pynput_hotkeys
 from captionist.ui.resources import app_icon, style_sheet
 from captionist.ui.single_instance import InstanceGuard
+from captionist.ui.startup_recovery import StartupRecovery
 from captionist.ui.tray import Tray
 
 
@@ -79,6 +82,7 @@ def build_app(
     listener factory (default: pynput); ``portal_listener``: Wayland's (default: the desktop portal,
     unless a ``shortcut_listener`` is given: a test's fake keyboard never reaches the real desktop);
     ``login_item``: where "start at login" is written (default: this platform's)."""
+    started = datetime.now()  # sessions of this run start later: recovery leaves them alone
     guard_none_refcount()  # PySide6 6.12 on Python 3.11 would abort the app within minutes
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Captionist")
@@ -150,7 +154,7 @@ def build_app(
     app.aboutToQuit.connect(at_exit)
     if loaded.notice:
         window.show_error(loaded.notice)
-    _recover(window, settings)
+    _recover(window, settings, started)
     if settings.overlay.visible:
         overlay.show()
     shortcuts.apply()
@@ -219,15 +223,31 @@ def _connect_alerts(
     show_keywords()
 
 
-def _recover(window: MainWindow, settings: Settings) -> None:
+RECOVERY_WAIT_S = 2.0  # how long the window waits for crash recovery before it opens anyway
+
+
+def _recover(window: MainWindow, settings: Settings, started: datetime) -> None:
     """Rebuild the transcripts of sessions a crash interrupted, in the transcript folder and in every
     folder a session was written to (``transcript.folders``), say what was done and offer the newest
-    one for "Export last session…". Nothing found in the folders can stop the app from starting."""
-    try:
-        folders = [settings.transcript_folder(), paths.default_transcript_dir(), *remembered_folders()]
-        report = recover_folders(folders)
-    except Exception as exc:  # the startup boundary: report, never crash
-        window.show_notice(f"could not check earlier transcripts: {exc}")
+    one for "Export last session…". Nothing found in the folders can stop the app from starting, and
+    a folder whose disk does not answer only delays the report (``StartupRecovery``)."""
+
+    def folders() -> list[Path]:
+        return [settings.transcript_folder(), paths.default_transcript_dir(), *remembered_folders()]
+
+    recovery = StartupRecovery(parent=window)
+    recovery.finished.connect(lambda report: _show_recovery(window, report))
+    recovery.start(folders, started)
+    if not recovery.wait(RECOVERY_WAIT_S):
+        window.show_notice(
+            f"Checking {recovery.searching or 'the transcript folders'} for interrupted sessions: "
+            "its disk is slow to answer."
+        )
+
+
+def _show_recovery(window: MainWindow, report: object) -> None:
+    if not isinstance(report, RecoveryReport):  # the startup boundary: report, never crash
+        window.show_notice(f"could not check earlier transcripts: {report}")
         return
     message = report.message()
     if message:
