@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication
 
-from captionist.pipeline.controller import SessionConfig, SessionResult
+from captionist.pipeline.controller import SessionConfig, SessionController, SessionResult
 from captionist.pipeline.session_state import SessionState
 from captionist.transcript import SessionWriter, parse
 from tests.fakes.fake_engine import FakeModel
@@ -42,9 +42,15 @@ class HungDisk:
 
 
 def _start(fake_sd, wav_48k, tmp_path, disk: HungDisk, save_wait_s: float):
-    ctl, src, _ = _setup(fake_sd, wav_48k, FakeModel())
-    ctl._writer_factory = disk
-    ctl._save_wait_s = save_wait_s
+    _, src, _ = _setup(fake_sd, wav_48k, FakeModel())
+    model = FakeModel()
+    ctl = SessionController(
+        sd=fake_sd,
+        model_loader=lambda path, backend: model,
+        writer_factory=disk,
+        save_wait_s=save_wait_s,
+        hang_s=3600,  # slow, not dead: never given up (tests/pipeline/test_transcript_saver_hang.py)
+    )
     shown: list = []
     ctl.caption.connect(shown.append)
     results: list[SessionResult] = []

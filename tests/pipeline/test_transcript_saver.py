@@ -37,8 +37,12 @@ class GatedWriter:
         return self.path
 
 
+def _no_reopen(folder: Path):
+    raise AssertionError(f"no disk hangs in this test, yet the saver reopened in {folder}")
+
+
 def _saver(qtbot, writer, fallback: Path | None = None):
-    saver = TranscriptSaver(lambda: (writer, None), fallback)
+    saver = TranscriptSaver(lambda: (writer, None), _no_reopen, writer.path.parent, fallback)
     saved: list[int] = []
     failed: list[str] = []
     saver.saved.connect(saved.append)
@@ -54,7 +58,7 @@ def _close(qtbot, saver: TranscriptSaver) -> SaverResult:
     return closed.args[0]
 
 
-def test_updates_behind_a_slow_write_go_out_together_on_the_savers_thread(qtbot, tmp_path) -> None:
+def test_updates_behind_a_slow_write_go_out_together_off_the_callers_thread(qtbot, tmp_path) -> None:
     writer = GatedWriter(tmp_path / "s.srt")
     writer.gate.clear()  # the disk takes its time with the first write
     saver, saved, _ = _saver(qtbot, writer)
@@ -75,7 +79,7 @@ def test_updates_behind_a_slow_write_go_out_together_on_the_savers_thread(qtbot,
         ("close",),
     ]
     assert saved == [1, 5] and result == SaverResult(writer.path)
-    assert writer.threads == {"captionist-transcript"}
+    assert writer.threads == {"captionist-disk"}  # never the caller's thread
 
 
 def test_a_real_session_written_as_one_batch_equals_one_written_update_by_update(qtbot, tmp_path) -> None:
@@ -94,7 +98,7 @@ def test_a_real_session_written_as_one_batch_equals_one_written_update_by_update
     calls: list[int] = []
     real = writer.add_tokens
     writer.add_tokens = lambda tokens, **k: (calls.append(len(tokens)), real(tokens, **k))  # type: ignore[method-assign]
-    saver = TranscriptSaver(lambda: (writer, None), None)
+    saver = TranscriptSaver(lambda: (writer, None), _no_reopen, writer.path.parent, None)
     saved: list[int] = []
     saver.saved.connect(saved.append)
     for number, update in enumerate(updates, start=1):
@@ -110,7 +114,7 @@ def test_no_folder_for_the_transcript_is_said_and_every_update_still_answered(qt
     def no_folder():
         raise NoTranscriptFolder(errno.ENOENT, "not to /a (gone), nor to /b (gone)")
 
-    saver = TranscriptSaver(no_folder, None)
+    saver = TranscriptSaver(no_folder, _no_reopen, Path("/a"), None)
     saved: list[int] = []
     saver.saved.connect(saved.append)
     with qtbot.waitSignal(saver.failed) as failed:

@@ -73,6 +73,10 @@ def test_the_default_folder_itself_is_made_with_its_parents(tmp_path, default) -
         (errno.EROFS, "Make it writable, or choose another folder (Preferences…)."),
         (errno.EACCES, "Make it writable, or choose another folder (Preferences…)."),
         (errno.EIO, "Is its drive plugged in? Preferences… can choose another folder."),
+        (
+            errno.ETIMEDOUT,
+            "Is its network share reachable? Preferences… can choose another folder.",
+        ),
     ],
 )
 def test_the_advice_fits_the_failure(tmp_path, code: int, advice: str) -> None:

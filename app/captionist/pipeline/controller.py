@@ -38,6 +38,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStat
 from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
-from captionist.pipeline.transcript_saver import SaverResult, TranscriptSaver
+from captionist.pipeline.transcript_saver import HANG_S, SaverResult, TranscriptSaver
 from captionist.pipeline.transcript_target import open_transcript
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter, check_format
@@ -115,6 +116,7 @@ class SessionController(QObject):
         writer_factory: Callable[..., Any] = SessionWriter,
         policy: LoadPolicy | None = None,
         save_wait_s: float = 0.5,
+        hang_s: float = HANG_S,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -134,7 +136,7 @@ class SessionController(QObject):
         self._worker: InferenceWorker | None = None
         self._control: WorkerControl | None = None
         self._saver: TranscriptSaver | None = None
-        self._save_wait_s = save_wait_s
+        self._save_wait_s, self._hang_s = save_wait_s, hang_s
         self._hold: CaptionHold | None = None
         self._summary: SessionSummary | None = None  # of a finished worker, until the saver has closed
         self._config: SessionConfig | None = None
@@ -295,20 +297,20 @@ class SessionController(QObject):
         folder = config.folder
         if folder is None:
             return None
-        meta = {"model": config.model_path.name, "sources": [s.name for s in config.sources]}
+        kwargs = {
+            "token_ms": config.token_ms,
+            "timestamps": config.timestamps,
+            "meta": {"model": config.model_path.name, "sources": [s.name for s in config.sources]},
+            "started": datetime.now(),  # a writer that takes over later keeps the session's name
+        }
 
         def open_writer() -> tuple[Any, Any]:
-            return open_transcript(
-                self._writer_factory,
-                folder,
-                config.fallback_folder,
-                config.fmt,
-                token_ms=config.token_ms,
-                timestamps=config.timestamps,
-                meta=meta,
-            )
+            return open_transcript(self._writer_factory, folder, config.fallback_folder, config.fmt, **kwargs)
 
-        saver = TranscriptSaver(open_writer, config.fallback_folder)
+        def reopen(elsewhere: Path) -> Any:
+            return self._writer_factory(elsewhere, config.fmt, **kwargs)
+
+        saver = TranscriptSaver(open_writer, reopen, folder, config.fallback_folder, hang_s=self._hang_s)
         saver.folder_fallback.connect(self._on_folder_fallback)
         saver.failed.connect(self._on_error)
         saver.closed.connect(self._on_saver_closed)

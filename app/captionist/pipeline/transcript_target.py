@@ -48,6 +48,8 @@ class FolderFallback:
             return "Free some space on its disk, or choose another folder (Preferences…)."
         if self.code in (errno.EACCES, errno.EPERM, errno.EROFS):
             return "Make it writable, or choose another folder (Preferences…)."
+        if self.code == errno.ETIMEDOUT:  # its disk stopped answering (pipeline.transcript_saver)
+            return "Is its network share reachable? Preferences… can choose another folder."
         return "Is its drive plugged in? Preferences… can choose another folder."
 
     def text(self) -> str:

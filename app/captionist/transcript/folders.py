@@ -20,12 +20,11 @@ the configured folder is always searched anyway.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from captionist import paths
-from captionist.atomic_file import replace_file
+from captionist.transcript.json_list import read_json_list, write_json_list
 
 FILE_NAME = "transcript-folders.json"
 MAX_FOLDERS = 32  # folders used since; an older one's crash has long been recovered
@@ -51,14 +50,8 @@ def _usable(item: object) -> bool:
 
 def remembered_folders() -> list[Path]:
     """The folders sessions were written to, newest first (existing or not); never raises."""
-    try:
-        with open(folders_file(), "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_FILE_BYTES else None
-    except (OSError, ValueError, RecursionError):
-        return []
     folders: list[Path] = []
-    for item in data if isinstance(data, list) else []:
+    for item in read_json_list(folders_file(), MAX_FILE_BYTES):
         if _usable(item) and Path(item) not in folders:
             folders.append(Path(item))
     return folders[:MAX_FOLDERS]
@@ -71,10 +64,4 @@ def remember_folder(folder: Path) -> bool:
     if known[:1] == [folder]:
         return True
     folders = [folder, *(f for f in known if f != folder)][:MAX_FOLDERS]
-    path = folders_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, json.dumps([str(f) for f in folders], indent=1) + "\n", durable=True)
-    except (OSError, ValueError):
-        return False
-    return True
+    return write_json_list(folders_file(), [str(f) for f in folders])

@@ -23,7 +23,9 @@ Rules, per ``*.journal.jsonl`` in the folder whose session did not end:
   written, or an older version left it there) is moved to the archive, silently;
 * a file that cannot be written or renamed is reported and left as it is, to be tried next start;
 * with ``started_before`` (the app's start), a journal named after a later time is a session of
-  this run, still being written (recovery may run while a session starts): it is left alone.
+  this run, still being written (recovery may run while a session starts): it is left alone;
+* a journal left behind on a disk that stopped answering, whose whole session another folder holds
+  (``transcript.abandoned``), is removed with its transcript instead of being rebuilt a second time.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from enum import Enum
 from pathlib import Path
 
 from captionist.atomic_file import fsync_dir
+from captionist.transcript.abandoned import forget_abandoned, taken_over_by
 from captionist.transcript.archive import archive_journal
 from captionist.transcript.folders import folder_key
 from captionist.transcript.journal import (
@@ -67,6 +70,7 @@ class RecoveryOutcome(Enum):
     NO_TEXT = "no text"  # the session had no words; nothing is left of it
     SET_ASIDE = "set aside"  # the journal could not be read at all; renamed to *.unreadable
     FAILED = "failed"  # a file could not be written or renamed; left for the next start
+    TAKEN_OVER = "taken over"  # a half copy left on a disk that stopped answering; removed
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ class RecoveryReport:
                 )
             elif s.outcome is RecoveryOutcome.FAILED:
                 parts.append(f"could not recover {s.journal.name}: {s.detail}")
+            elif s.outcome is RecoveryOutcome.TAKEN_OVER:
+                parts.append(f"removed the half copy of a session left in {s.journal.parent} ({s.detail})")
         return " ".join(p[:1].upper() + p[1:] + "." for p in parts) or None
 
 
@@ -178,6 +184,15 @@ def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
     return RecoveredSession(journal, outcome, dest, "; ".join(notes), aside)
 
 
+def _remove_half_copy(journal: Path, contents: JournalContents, whole: Path) -> RecoveredSession:
+    """``journal`` was left behind when its disk stopped answering; ``whole`` has all of it."""
+    stem = journal.name[: -len(JOURNAL_SUFFIX)]
+    remove_quietly(journal.with_name(f"{stem}.{contents.fmt}"))
+    remove_quietly(journal)
+    forget_abandoned(journal)
+    return RecoveredSession(journal, RecoveryOutcome.TAKEN_OVER, detail=f"the whole session is in {whole}")
+
+
 def _archive_quietly(journal: Path, transcript: Path) -> None:
     """Move a finished, still needed journal to the archive; if it cannot be, it stays (next start)."""
     try:
@@ -237,6 +252,10 @@ def recover_sessions(folder: Path, started_before: datetime | None = None) -> Re
             continue
         if contents.finished:
             _tidy_finished(journal, contents)
+            continue
+        whole = taken_over_by(journal)
+        if whole is not None and whole.is_file():
+            report.sessions.append(_remove_half_copy(journal, contents, whole))
             continue
         try:
             report.sessions.append(_recover_one(journal, contents))

@@ -304,6 +304,15 @@ class SessionWriter:
             except TranscriptWriteError:
                 pass  # the journal holds it all; the next caption writes the file whole
 
+    def abandon(self) -> None:
+        """Give this session's files up: its disk stopped answering and another writer took the
+        session over (``pipeline.transcript_saver``). Closes the journal and removes both files
+        where that can be done; nothing can be written here afterwards."""
+        self._journal.close()
+        self._closed = True
+        for path in (self.path, self.journal_path):
+            remove_quietly(path)
+
     def _sync_human(self, new: list[Caption]) -> None:
         if not new:
             return
