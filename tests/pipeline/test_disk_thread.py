@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import threading
 
 import pytest
@@ -35,3 +36,15 @@ def test_a_held_call_is_given_up_and_cleaned_up_when_it_returns(raises: bool) ->
     gate.set()
     assert cleaned.wait(10)
     assert got == [None if raises else "the writer"]
+
+
+def test_bounded_names_the_path_whose_disk_does_not_answer(tmp_path) -> None:
+    from captionist.pipeline.disk_thread import DiskTimeout, bounded
+
+    gate = threading.Event()
+    assert bounded(lambda: 42, 10, tmp_path) == 42
+    with pytest.raises(DiskTimeout) as caught:
+        bounded(lambda: gate.wait(30), 0.05, tmp_path / "talk.srt")
+    gate.set()
+    assert str(caught.value) == f"{tmp_path / 'talk.srt'}: its disk is not answering"
+    assert isinstance(caught.value, OSError) and caught.value.errno == errno.ETIMEDOUT

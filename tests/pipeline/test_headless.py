@@ -173,3 +173,31 @@ def test_a_transcript_file_behind_the_captions_is_said_once_and_its_catching_up(
         "captionist: saving the transcript is slow: the file is 3 s behind the captions",
     ]
     assert out.getvalue() == ""
+
+
+def test_an_output_whose_disk_stops_answering_at_the_end_does_not_hold_the_exit(
+    qapp, fake_sd, wav_48k, tmp_path, monkeypatch
+) -> None:
+    import threading
+
+    from captionist.pipeline import headless
+
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    dest = tmp_path / "share" / "talk.srt"
+    hung = threading.Event()
+    monkeypatch.setattr(headless, "HANG_S", 0.2)
+    monkeypatch.setattr(headless, "_export", lambda final, output, fmt: hung.wait(30))
+    err = io.StringIO()
+    try:
+        status = live_on_null(fake_sd, model_file, dest, io.StringIO(), err)
+    finally:
+        hung.set()
+    assert status == 1
+    said = err.getvalue()
+    assert f"captionist: error: {dest}: its disk is not answering" in said
+    [kept] = [p for p in dest.parent.glob("*.srt") if p != dest]  # the session's own file stays
+    assert f"transcript written to {kept}" in said
+    assert "w0" in kept.read_text()

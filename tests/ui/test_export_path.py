@@ -39,3 +39,29 @@ def test_export_dialog_without_extension_uses_the_chosen_type(
     written = tmp_path / "meeting.vtt"
     assert " ".join(c.text for c in parse("vtt", written.read_text())).split() == ["hello", "world"]
     assert not dest.exists()
+
+
+def test_an_export_to_a_disk_that_does_not_answer_is_given_up_and_said(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from captionist.transcript import SessionWriter
+    from captionist.ui import export_button
+    from captionist.ui.export_button import ExportButton
+
+    errors: list[str] = []
+    button = ExportButton(show_error=errors.append, show_status=lambda message: None)
+    qtbot.addWidget(button)
+    session = tmp_path / "session.srt"
+    session.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello world\n")
+    button.set_transcript(session)
+    share = threading.Event()
+    monkeypatch.setattr(export_button, "HANG_S", 0.1)
+    monkeypatch.setattr(SessionWriter, "export", staticmethod(lambda *args, **kwargs: share.wait(30)))
+    dest = tmp_path / "share" / "meeting.vtt"
+    try:
+        assert not button.export(dest)  # returns: the window is not held until the share answers
+    finally:
+        share.set()
+    assert errors == [f"{dest}: its disk is not answering"]

@@ -1,6 +1,6 @@
 """``DiskThread``: runs one transcript writer's calls, so that a call the disk holds can be given up.
 
-Usage (the saver's thread)::
+Usage (the saver's thread; ``bounded`` for a one-off call)::
 
     disk = DiskThread()
     try:
@@ -8,6 +8,7 @@ Usage (the saver's thread)::
     except DiskNotAnswering:
         disk.abandon(lambda result: writer.abandon())   # runs once the held call returns, if ever
         disk = DiskThread()                              # a fresh thread for the next writer
+    bounded(lambda: export(path), 10.0, path)            # DiskTimeout (an OSError) if it hangs
 
 A write to a network share whose server went away can block in the kernel for minutes; no Python
 code can interrupt it. The writer's calls therefore run here, and the caller waits for each one at
@@ -18,16 +19,25 @@ app's exit. ``concurrent.futures`` threads are not: they are joined at exit.
 
 from __future__ import annotations
 
+import errno
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 from typing import Any
 
 
 class DiskNotAnswering(Exception):
     """A call did not return within its timeout; the ``DiskThread`` must be abandoned."""
+
+
+class DiskTimeout(OSError):
+    """File work on ``filename`` did not finish in time: its disk is not answering."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
 
 
 class DiskThread:
@@ -78,3 +88,17 @@ class DiskThread:
                 future.set_result(fn())
             except BaseException as exc:  # handed to the caller, who decides
                 future.set_exception(exc)
+
+
+def bounded(fn: Callable[[], Any], timeout_s: float, path: Path) -> Any:
+    """``fn()`` (some file work on ``path``) on a thread of its own: its result or exception, or
+    ``DiskTimeout`` (an ``OSError``, ETIMEDOUT) naming ``path`` if its disk has not answered after
+    ``timeout_s`` (``fn`` then goes on, on a daemon thread, and its result is dropped)."""
+    disk = DiskThread()
+    try:
+        result = disk.call(fn, timeout_s)
+    except DiskNotAnswering:
+        disk.abandon(lambda _: None)
+        raise DiskTimeout(errno.ETIMEDOUT, "its disk is not answering", str(path)) from None
+    disk.abandon(lambda _: None)  # ends the thread
+    return result

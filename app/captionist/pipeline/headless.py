@@ -34,6 +34,7 @@ Returns 0, or 1 when the session failed or its transcript could not be written w
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 import tempfile
@@ -61,7 +62,10 @@ from captionist.pipeline.controller import (
     SessionResult,
     load_engine_model,
 )
+from captionist.pipeline.disk_thread import bounded
 from captionist.pipeline.events import CaptionUpdate
+from captionist.pipeline.transcript_saver import HANG_S
+from captionist.pipeline.transcript_target import FolderFallback
 from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings
 from captionist.transcript import (
@@ -73,6 +77,7 @@ from captionist.transcript import (
     with_utterance_ends,
 )
 from captionist.transcript.archive import remove_session
+from captionist.transcript.folders import folder_key
 from captionist.transcript.session import write_atomic
 from captionist.transcript.timecode import format_clock
 
@@ -154,7 +159,11 @@ class CaptionPrinter(QObject):
 def check_output(output: Path) -> Path:
     """``output`` if it is a new path or a regular file; a ``ValueError`` otherwise (a device such as
     /dev/full, a directory, a FIFO: an atomic replace would swap it for a regular file)."""
-    if output.exists() and not output.is_file():
+    try:
+        special = bounded(lambda: output.exists() and not output.is_file(), HANG_S, output)
+    except OSError:  # its disk does not answer: the session's saver will not wait for it either
+        return output
+    if special:
         raise ValueError(f"-o {output} is not a regular file; give a new path or a regular file")
     return output
 
@@ -164,13 +173,24 @@ def _fallback_path(fmt: str) -> Path:
     return Path(tempfile.gettempdir()) / f"captionist-{stamp}.{fmt}"
 
 
+def _export(final: Path, output: Path, fmt: str) -> bool:
+    """Write the session's transcript ``final`` to ``output`` in ``fmt``; False if they are one file."""
+    if output.resolve() == final.resolve():
+        return False
+    SessionWriter.export(final, output, fmt)
+    return True
+
+
 def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Path | None:
     """Write ``text`` atomically to ``wanted``, else to a file in the temporary folder; the path
     written, or None (then the captions printed on stdout are the only copy). Says so on ``err``."""
+    def write(target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text)
+
     for target in ([wanted] if wanted is not None else []) + [_fallback_path(fmt)]:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, text)
+            bounded(lambda target=target: write(target), HANG_S, target)
         except OSError as exc:
             print(f"captionist: error: {exc}", file=err, flush=True)
             continue
@@ -258,7 +278,14 @@ def run_live(
         ctl.caption.connect(printer.on_caption)
         ctl.notice.connect(printer.on_message)
         ctl.error.connect(printer.on_message)
-        ctl.folder_fallback.connect(lambda moved: printer.on_message(moved.text()))
+        dead: list[Path] = []  # folders given up because their disk stopped answering
+
+        def on_fallback(moved: FolderFallback) -> None:
+            printer.on_message(moved.text())
+            if moved.code == errno.ETIMEDOUT:
+                dead.append(moved.chosen)
+
+        ctl.folder_fallback.connect(on_fallback)
         ctl.transcript_unsaved.connect(printer.on_unsaved)
         ctl.session_finished.connect(printer.on_finished)
         config = SessionConfig(
@@ -299,11 +326,15 @@ def run_live(
             ctl.wait_idle()
             return 1
         final, failed = result.transcript, result.summary.error is not None
-        if final is not None and output is not None and output.resolve() != final.resolve():
+        if output is not None and any(folder_key(d) == folder_key(output.parent) for d in dead):
+            # not touched again: each new request to a disk that hangs can hold the exit too
+            print(f"captionist: error: {output}: its disk is not answering", file=err, flush=True)
+            output, failed = None, True
+        if final is not None and output is not None:
             try:
-                SessionWriter.export(final, output, fmt)
-                remove_session(final)  # output holds all of it: no <start time> transcript or journal left
-                final = output
+                if bounded(lambda: _export(final, output, fmt), HANG_S, output):
+                    remove_session(final)  # output holds all of it: no <start time> files left
+                    final = output
             except (OSError, ValueError) as exc:  # the session's own file stays the transcript
                 print(f"captionist: error: {exc}", file=err, flush=True)
                 failed = True
