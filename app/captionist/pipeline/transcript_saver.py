@@ -232,7 +232,13 @@ class TranscriptSaver(QObject):
     def _write(self, record: Record) -> None:
         if not record:
             return
-        self._records.append(record)
+        last = self._records[-1] if self._records else None
+        if isinstance(record, _Batch) and isinstance(last, _Batch):
+            last.add(record.tokens, record.ends)  # one record per run of words, not one per update
+        elif isinstance(record, _Batch):
+            self._records.append(_Batch(list(record.tokens), list(record.ends)))  # its own copy
+        else:
+            self._records.append(record)
         if self._writer is None:
             return
         writer = self._writer
