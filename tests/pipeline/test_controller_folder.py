@@ -140,7 +140,7 @@ def test_a_session_that_cannot_close_in_its_folder_is_closed_in_the_temporary_fo
     ctl.session_finished.connect(results.append)
     assert ctl.start(SessionConfig(Path("m.gguf"), [src], 480, chosen, "srt", token_ms=80))  # captionist live
     assert fake_sd.streams[-1].done.wait(5)
-    qtbot.waitUntil(lambda: drive.fds and ctl.state is SessionState.RUNNING)
+    qtbot.waitUntil(lambda: bool(drive.fds) and ctl.state is SessionState.RUNNING)  # the saver opened it
     drive.pulled = True
     with qtbot.waitSignal(ctl.session_finished, timeout=10000):
         ctl.stop()

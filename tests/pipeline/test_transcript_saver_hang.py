@@ -16,6 +16,7 @@ from captionist.transcript import SessionWriter, parse
 from captionist.transcript.abandoned import taken_over_by
 from captionist.transcript.recovery import RecoveryOutcome, recover_folders
 from tests.fakes.caption_updates import UpdateMaker
+from tests.transcript.crash import died
 
 HANG_S = 0.2
 
@@ -27,6 +28,7 @@ class DeadShare:
     def __init__(self, *folders: Path, hang_open: bool = False) -> None:
         self.folders, self.hang_open = folders, hang_open
         self.gate = threading.Event()
+        self.made: list[SessionWriter] = []  # the writers on the dead folders
 
     def _hang(self) -> None:
         assert self.gate.wait(30)
@@ -36,6 +38,7 @@ class DeadShare:
             self._hang()
         writer = SessionWriter(folder, "srt", token_ms=80)
         if folder in self.folders:
+            self.made.append(writer)
             real = writer.add_tokens
 
             def add_tokens(*args, **kwargs) -> None:
@@ -97,7 +100,9 @@ def test_a_half_copy_left_when_the_app_closed_first_is_removed_by_the_next_start
     dead = DeadShare(share)
     result, _, _ = _session(qtbot, dead, share, docs)
     [half] = share.glob("*.journal.jsonl")
-    # The app is closed; its left writer never saw the share answer. The next start:
+    for writer in dead.made:  # the app is closed; its left writer never saw the share answer
+        died(writer)
+    # The next start:
     report = recover_folders([docs, share])
     assert [s.outcome for s in report.sessions] == [RecoveryOutcome.TAKEN_OVER]
     assert report.message() == (

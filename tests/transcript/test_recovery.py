@@ -10,6 +10,7 @@ import pytest
 
 from captionist.transcript import SessionWriter, parse, read_journal
 from captionist.transcript.recovery import RecoveryOutcome, recover_folders, recover_sessions
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -22,6 +23,7 @@ def crashed_session(folder: Path, fmt: str = "srt") -> SessionWriter:
     tokens = words(SPOKEN)
     w.add_tokens(tokens[:3])
     w.add_tokens(tokens[3:])
+    died(w)
     return w
 
 
@@ -147,6 +149,7 @@ def test_a_journal_without_text_never_empties_its_transcript(tmp_path: Path) -> 
 def test_a_crashed_session_without_text_leaves_nothing(tmp_path: Path) -> None:
     w = SessionWriter(tmp_path, "vtt", started=STARTED, token_ms=TOKEN_MS)
     w.add_tokens([], clock_ms=3000)
+    died(w)
     [session] = recover_sessions(tmp_path).sessions
     assert session.outcome is RecoveryOutcome.NO_TEXT
     assert list(tmp_path.iterdir()) == []
@@ -165,6 +168,7 @@ def test_a_folder_that_cannot_be_written_is_reported_not_raised(tmp_path: Path) 
 def test_several_folders_are_each_searched_once_newest_session_last(tmp_path: Path) -> None:
     early = SessionWriter(tmp_path / "b", "srt", started=datetime(2026, 11, 29, 8, 0), token_ms=TOKEN_MS)
     early.add_tokens(words("early words"))
+    died(early)
     late = crashed_session(tmp_path / "a")
     report = recover_folders([tmp_path / "a", tmp_path / "b", tmp_path / "b" / ".." / "a", tmp_path / "gone"])
     assert report.transcripts == [early.path, late.path]  # by start time, not by folder order
@@ -187,3 +191,19 @@ def test_a_session_this_run_started_is_left_alone(tmp_path: Path) -> None:
     live.add_tokens(words("and on"))
     assert words_in(live.close()) == ["still", "talking", "and", "on"]
     assert recover_folders([tmp_path]).sessions == []  # closed: nothing left to recover
+
+
+def test_a_journal_another_writer_holds_is_left_alone(tmp_path: Path) -> None:
+    """``captionist live`` in another process writes a journal while the desktop app starts: the
+    journal is held (``journal_lock``), so recovery does not take it for a crashed session."""
+    from captionist.transcript.journal_lock import journal_in_use
+
+    running = SessionWriter(tmp_path, "srt", started=STARTED, token_ms=TOKEN_MS)
+    running.add_tokens(words("still talking"))
+    assert journal_in_use(running.journal_path) and not journal_in_use(tmp_path / "none.journal.jsonl")
+    before = running.journal_path.read_bytes()
+    assert recover_sessions(tmp_path).sessions == []
+    assert running.journal_path.read_bytes() == before
+    died(running)  # the process is killed: now it is a crashed session
+    assert not journal_in_use(running.journal_path)
+    assert recover_sessions(tmp_path).transcripts == [running.path]

@@ -12,6 +12,7 @@ from captionist import paths
 from captionist.transcript import FORMATS, SessionWriter, parse
 from captionist.transcript.archive import MAX_ARCHIVED, archived_journal_path, journal_for
 from captionist.transcript.recovery import recover_sessions
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -94,6 +95,7 @@ def test_a_recovered_markdown_session_keeps_its_journal_in_the_data_folder(tmp_p
     folder = tmp_path / "transcripts"
     crashed = SessionWriter(folder, "md", started=STARTED, token_ms=TOKEN_MS)
     crashed.add_tokens(words("said before the crash"))  # never closed
+    died(crashed)
     assert recover_sessions(folder).transcripts == [crashed.path]
     assert sorted(folder.iterdir()) == [crashed.path]
     SessionWriter.export(crashed.path, tmp_path / "again.srt", "srt")

@@ -10,6 +10,7 @@ import pytest
 from captionist.transcript import FORMATS, SessionWriter, parse, read_journal
 from captionist.transcript.journal import Gap
 from captionist.transcript.recovery import recover_sessions
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -40,6 +41,7 @@ def test_a_gap_is_marked_in_every_format(tmp_path: Path, fmt: str) -> None:
 
 def test_the_gap_is_in_the_journal_and_survives_recovery(tmp_path: Path) -> None:
     w = write_with_gap(tmp_path, "srt")  # never closed: the app crashed
+    died(w)
     assert Gap(500, 8000, "the engine fell behind") in read_journal(w.journal_path).items
     assert read_journal(w.journal_path).tokens == words("before the gap") + words(
         "after it", start_ms=8000, first_id=2000

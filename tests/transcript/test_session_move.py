@@ -20,6 +20,7 @@ from captionist.transcript.archive import journal_for
 from captionist.transcript.journal import JournalWriter
 from captionist.transcript.recovery import recover_sessions
 from captionist.transcript.session import journal_needed
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -84,6 +85,7 @@ def test_a_crash_after_the_move_is_recovered_from_the_new_folder(tmp_path: Path,
         w.add_tokens(updates[1])
     w.move_to(tmp_path / "docs")
     w.add_tokens(updates[2])  # then the app is killed
+    died(w)
     assert recover_sessions(tmp_path / "docs").transcripts == [w.path]
     text = w.path.read_text(encoding="utf-8")
     assert "Good" in text and "Let" in text and "numbers" in text

@@ -20,6 +20,7 @@ from captionist.transcript import (
 )
 from captionist.transcript import journal as journal_module
 from captionist.transcript.recovery import recover_sessions
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, pads, words
 
 STARTED = datetime(2026, 11, 29, 9, 30, 0)
@@ -166,6 +167,7 @@ def test_recover_rebuilds_unclosed_sessions_only(tmp_path: Path) -> None:
     crashed = SessionWriter(tmp_path, "vtt", started=STARTED, token_ms=TOKEN_MS)
     for update in stream():
         crashed.add_tokens(update)
+    died(crashed)
     done = SessionWriter(tmp_path, "srt", started=datetime(2026, 11, 29, 11, 0, 0), token_ms=TOKEN_MS)
     done.add_tokens(words("finished fine"))
     done.close()

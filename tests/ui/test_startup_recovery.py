@@ -13,6 +13,7 @@ from captionist.transcript import SessionWriter
 from captionist.transcript.recovery import RecoveryReport
 from captionist.ui import startup_recovery
 from captionist.ui.startup_recovery import StartupRecovery
+from tests.transcript.crash import died
 from tests.transcript.tokens import TOKEN_MS, words
 
 
@@ -39,6 +40,7 @@ class HungFolder:
 def _crashed(folder: Path) -> Path:
     writer = SessionWriter(folder, "srt", started=datetime(2026, 11, 29, 9, 0), token_ms=TOKEN_MS)
     writer.add_tokens(words("hello there"))
+    died(writer)
     return writer.path
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from captionist.atomic_file import fsync_dir
 from captionist.engine import Token
+from captionist.transcript.journal_lock import hold_journal
 from captionist.transcript.render import FORMATS
 from captionist.transcript.segment import UTTERANCE_END, Item, UtteranceEnd
 
@@ -78,6 +79,7 @@ class JournalWriter:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         except OSError as exc:
             raise TranscriptWriteError(path, exc) from exc
+        hold_journal(self._fd)  # recovery leaves a journal alone while it is written (journal_lock)
         try:
             self._append(first)
         except TranscriptWriteError:

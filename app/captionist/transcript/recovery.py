@@ -23,7 +23,8 @@ Rules, per ``*.journal.jsonl`` in the folder whose session did not end:
   written, or an older version left it there) is moved to the archive, silently;
 * a file that cannot be written or renamed is reported and left as it is, to be tried next start;
 * with ``started_before`` (the app's start), a journal named after a later time is a session of
-  this run, still being written (recovery may run while a session starts): it is left alone;
+  this run, still being written (recovery may run while a session starts): it is left alone, as
+  is a journal a writer holds (``journal_lock``: another process's ``captionist live``);
 * a journal left behind on a disk that stopped answering, whose whole session another folder holds
   (``transcript.abandoned``), is removed with its transcript instead of being rebuilt a second time.
 """
@@ -50,6 +51,7 @@ from captionist.transcript.journal import (
     read_journal,
     seal_journal,
 )
+from captionist.transcript.journal_lock import journal_in_use
 from captionist.transcript.render import render
 from captionist.transcript.session import (
     STEM_FORMAT,
@@ -234,8 +236,8 @@ def recover_sessions(folder: Path, started_before: datetime | None = None) -> Re
     except OSError:
         return report
     for journal in journals:
-        if _of_this_run(journal, started_before):
-            continue
+        if _of_this_run(journal, started_before) or journal_in_use(journal):
+            continue  # a session being written (by this run, or by `captionist live` elsewhere)
         try:
             contents = read_journal(journal)
         except ValueError as exc:
