@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 
 from captionist import paths
-from captionist.transcript.folders import MAX_PATH, folder_key
-from captionist.transcript.json_list import read_json_list, write_json_list
+from captionist.transcript.folders import folder_key
+from captionist.transcript.json_list import absolute_path, read_json_list, write_json_list
 
 FILE_NAME = "abandoned-journals.json"
 MAX_ENTRIES = 64
@@ -37,17 +37,11 @@ def abandoned_file() -> Path:
     return paths.data_dir() / FILE_NAME
 
 
-def _path(item: object) -> Path | None:
-    if isinstance(item, str) and 0 < len(item) <= MAX_PATH and "\0" not in item and Path(item).is_absolute():
-        return Path(item)
-    return None
-
-
 def _entries() -> list[tuple[Path, Path]]:
     entries = []
     for item in read_json_list(abandoned_file(), MAX_FILE_BYTES):
         if isinstance(item, list) and len(item) == 2:
-            journal, whole = _path(item[0]), _path(item[1])
+            journal, whole = absolute_path(item[0]), absolute_path(item[1])
             if journal is not None and whole is not None:
                 entries.append((journal, whole))
     return entries[:MAX_ENTRIES]

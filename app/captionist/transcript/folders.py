@@ -24,11 +24,10 @@ import os
 from pathlib import Path
 
 from captionist import paths
-from captionist.transcript.json_list import read_json_list, write_json_list
+from captionist.transcript.json_list import absolute_path, read_json_list, write_json_list
 
 FILE_NAME = "transcript-folders.json"
 MAX_FOLDERS = 32  # folders used since; an older one's crash has long been recovered
-MAX_PATH = 4096
 MAX_FILE_BYTES = 1 << 20  # far more than MAX_FOLDERS paths take; a bigger file is not ours
 
 
@@ -42,18 +41,13 @@ def folders_file() -> Path:
     return paths.data_dir() / FILE_NAME
 
 
-def _usable(item: object) -> bool:
-    return (
-        isinstance(item, str) and 0 < len(item) <= MAX_PATH and "\0" not in item and Path(item).is_absolute()
-    )
-
-
 def remembered_folders() -> list[Path]:
     """The folders sessions were written to, newest first (existing or not); never raises."""
     folders: list[Path] = []
     for item in read_json_list(folders_file(), MAX_FILE_BYTES):
-        if _usable(item) and Path(item) not in folders:
-            folders.append(Path(item))
+        folder = absolute_path(item)
+        if folder is not None and folder not in folders:
+            folders.append(folder)
     return folders[:MAX_FOLDERS]
 
 

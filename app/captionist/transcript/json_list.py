@@ -3,6 +3,7 @@
 Usage::
 
     items = read_json_list(path, max_bytes=1 << 20)   # [] if missing, too big or not a JSON list
+    folder = absolute_path(item)                      # an item as a Path, or None if it is no path
     ok = write_json_list(path, items)                 # durable; False if it could not be written
 
 For the lists crash recovery keeps (``transcript.folders``, ``transcript.abandoned``): a file that
@@ -17,6 +18,8 @@ from typing import Any
 
 from captionist.atomic_file import replace_file
 
+MAX_PATH = 4096  # a longer string in a list is not a path we wrote
+
 
 def read_json_list(path: Path, max_bytes: int) -> list[Any]:
     """The list in ``path``; [] if it is missing, unreadable, over ``max_bytes`` or not a list."""
@@ -27,6 +30,13 @@ def read_json_list(path: Path, max_bytes: int) -> list[Any]:
     except (OSError, ValueError, RecursionError):
         return []
     return data if isinstance(data, list) else []
+
+
+def absolute_path(item: object) -> Path | None:
+    """``item`` as a ``Path`` if it is an absolute path as these lists store one, else None."""
+    if isinstance(item, str) and 0 < len(item) <= MAX_PATH and "\0" not in item and Path(item).is_absolute():
+        return Path(item)
+    return None
 
 
 def write_json_list(path: Path, items: list[Any]) -> bool:
