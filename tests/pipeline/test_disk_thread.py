@@ -42,9 +42,9 @@ def test_bounded_names_the_path_whose_disk_does_not_answer(tmp_path) -> None:
     from captionist.pipeline.disk_thread import DiskTimeout, bounded
 
     gate = threading.Event()
-    assert bounded(lambda: 42, 10, tmp_path) == 42
+    assert bounded(lambda: 42, tmp_path) == 42
     with pytest.raises(DiskTimeout) as caught:
-        bounded(lambda: gate.wait(30), 0.05, tmp_path / "talk.srt")
+        bounded(lambda: gate.wait(30), tmp_path / "talk.srt", 0.05)
     gate.set()
     assert str(caught.value) == f"{tmp_path / 'talk.srt'}: its disk is not answering"
     assert isinstance(caught.value, OSError) and caught.value.errno == errno.ETIMEDOUT

@@ -180,7 +180,7 @@ def test_an_output_whose_disk_stops_answering_at_the_end_does_not_hold_the_exit(
 ) -> None:
     import threading
 
-    from captionist.pipeline import headless
+    from captionist.pipeline import disk_thread, headless
 
     audio, rate = soundfile.read(wav_48k, dtype="float32")
     fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
@@ -188,7 +188,7 @@ def test_an_output_whose_disk_stops_answering_at_the_end_does_not_hold_the_exit(
     model_file.write_bytes(b"GGUF")
     dest = tmp_path / "share" / "talk.srt"
     hung = threading.Event()
-    monkeypatch.setattr(headless, "HANG_S", 0.2)
+    monkeypatch.setattr(disk_thread, "HANG_S", 0.2)
     monkeypatch.setattr(headless, "_export", lambda final, output, fmt: hung.wait(30))
     err = io.StringIO()
     try:

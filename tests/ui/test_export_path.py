@@ -46,8 +46,8 @@ def test_an_export_to_a_disk_that_does_not_answer_is_given_up_and_said(
 ) -> None:
     import threading
 
+    from captionist.pipeline import disk_thread
     from captionist.transcript import SessionWriter
-    from captionist.ui import export_button
     from captionist.ui.export_button import ExportButton
 
     errors: list[str] = []
@@ -57,7 +57,7 @@ def test_an_export_to_a_disk_that_does_not_answer_is_given_up_and_said(
     session.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello world\n")
     button.set_transcript(session)
     share = threading.Event()
-    monkeypatch.setattr(export_button, "HANG_S", 0.1)
+    monkeypatch.setattr(disk_thread, "HANG_S", 0.1)
     monkeypatch.setattr(SessionWriter, "export", staticmethod(lambda *args, **kwargs: share.wait(30)))
     dest = tmp_path / "share" / "meeting.vtt"
     try:

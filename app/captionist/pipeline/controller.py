@@ -48,11 +48,12 @@ from captionist.audio.capture import Capture, CaptureError
 from captionist.audio.devices import Source, list_sources, rediscover
 from captionist.models.info import ModelInfo
 from captionist.pipeline.caption_hold import CaptionHold
+from captionist.pipeline.disk_thread import HANG_S
 from captionist.pipeline.events import CaptionUpdate, SessionSummary, WorkerStats
 from captionist.pipeline.lag import LagMeter
 from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
-from captionist.pipeline.transcript_saver import HANG_S, SaverResult, TranscriptSaver
+from captionist.pipeline.transcript_saver import SaverResult, TranscriptSaver
 from captionist.pipeline.transcript_target import open_transcript
 from captionist.pipeline.worker import InferenceWorker, LoadPolicy, WorkerControl
 from captionist.transcript import SessionWriter, check_format

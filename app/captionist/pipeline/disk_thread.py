@@ -8,7 +8,7 @@ Usage (the saver's thread; ``bounded`` for a one-off call)::
     except DiskNotAnswering:
         disk.abandon(lambda result: writer.abandon())   # runs once the held call returns, if ever
         disk = DiskThread()                              # a fresh thread for the next writer
-    bounded(lambda: export(path), 10.0, path)            # DiskTimeout (an OSError) if it hangs
+    bounded(lambda: export(path), path)                  # DiskTimeout (an OSError) after HANG_S
 
 A write to a network share whose server went away can block in the kernel for minutes; no Python
 code can interrupt it. The writer's calls therefore run here, and the caller waits for each one at
@@ -27,6 +27,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
+
+HANG_S = 10.0  # a disk that has not answered one call for this long is given up
 
 
 class DiskNotAnswering(Exception):
@@ -90,13 +92,14 @@ class DiskThread:
                 future.set_exception(exc)
 
 
-def bounded(fn: Callable[[], Any], timeout_s: float, path: Path) -> Any:
+def bounded(fn: Callable[[], Any], path: Path, timeout_s: float | None = None) -> Any:
     """``fn()`` (some file work on ``path``) on a thread of its own: its result or exception, or
     ``DiskTimeout`` (an ``OSError``, ETIMEDOUT) naming ``path`` if its disk has not answered after
-    ``timeout_s`` (``fn`` then goes on, on a daemon thread, and its result is dropped)."""
+    ``timeout_s`` (default ``HANG_S``; ``fn`` then goes on, on a daemon thread, and its result is
+    dropped)."""
     disk = DiskThread()
     try:
-        result = disk.call(fn, timeout_s)
+        result = disk.call(fn, HANG_S if timeout_s is None else timeout_s)
     except DiskNotAnswering:
         disk.abandon(lambda _: None)
         raise DiskTimeout(errno.ETIMEDOUT, "its disk is not answering", str(path)) from None

@@ -64,7 +64,6 @@ from captionist.pipeline.controller import (
 )
 from captionist.pipeline.disk_thread import bounded
 from captionist.pipeline.events import CaptionUpdate
-from captionist.pipeline.transcript_saver import HANG_S
 from captionist.pipeline.transcript_target import FolderFallback
 from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings
@@ -160,7 +159,7 @@ def check_output(output: Path) -> Path:
     """``output`` if it is a new path or a regular file; a ``ValueError`` otherwise (a device such as
     /dev/full, a directory, a FIFO: an atomic replace would swap it for a regular file)."""
     try:
-        special = bounded(lambda: output.exists() and not output.is_file(), HANG_S, output)
+        special = bounded(lambda: output.exists() and not output.is_file(), output)
     except OSError:  # its disk does not answer: the session's saver will not wait for it either
         return output
     if special:
@@ -190,7 +189,7 @@ def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Pa
 
     for target in ([wanted] if wanted is not None else []) + [_fallback_path(fmt)]:
         try:
-            bounded(lambda target=target: write(target), HANG_S, target)
+            bounded(lambda target=target: write(target), target)
         except OSError as exc:
             print(f"captionist: error: {exc}", file=err, flush=True)
             continue
@@ -332,7 +331,7 @@ def run_live(
             output, failed = None, True
         if final is not None and output is not None:
             try:
-                if bounded(lambda: _export(final, output, fmt), HANG_S, output):
+                if bounded(lambda: _export(final, output, fmt), output):
                     remove_session(final)  # output holds all of it: no <start time> files left
                     final = output
             except (OSError, ValueError) as exc:  # the session's own file stays the transcript

@@ -54,7 +54,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from captionist.engine import Token
-from captionist.pipeline.disk_thread import DiskNotAnswering, DiskThread
+from captionist.pipeline.disk_thread import HANG_S, DiskNotAnswering, DiskThread
 from captionist.pipeline.events import AudioGap, CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.pipeline.transcript_target import FolderFallback, move_session
@@ -63,7 +63,6 @@ from captionist.transcript.folders import folder_key, remember_folder
 
 WriterOpener = Callable[[], tuple[Any, FolderFallback | None]]
 WriterReopener = Callable[[Path], Any]
-HANG_S = 10.0  # a disk that has not answered one write for this long is given up
 NOT_ANSWERING = "its disk is not answering"
 
 

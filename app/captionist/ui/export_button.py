@@ -7,7 +7,7 @@ Usage::
     button.export(dest)              # True; False after show_error said why (bad format, full disk)
 
 The format is the one ``dest``'s suffix names; the file dialog adds the suffix of the filter the
-user picked when the name has none (``export_path``). The writing waits at most ``HANG_S`` for a
+user picked when the name has none (``export_path``). The writing waits at most ``disk_thread.HANG_S`` for a
 disk that does not answer (a network share that is down), then says so. GUI thread only.
 """
 
@@ -19,7 +19,6 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
 from captionist.pipeline.disk_thread import bounded
-from captionist.pipeline.transcript_saver import HANG_S
 from captionist.transcript import SessionWriter
 from captionist.ui.export_path import export_destination, export_filters
 
@@ -47,7 +46,7 @@ class ExportButton(QPushButton):
             return False
         try:
             source, fmt = self.transcript, dest.suffix.lstrip(".").lower()
-            bounded(lambda: SessionWriter.export(source, dest, fmt), HANG_S, dest)  # a dead share
+            bounded(lambda: SessionWriter.export(source, dest, fmt), dest)  # a dead share
         except (ValueError, OSError) as exc:
             self._show_error(str(exc))
             return False
