@@ -103,18 +103,14 @@ def _apply(writer: Any, record: Record) -> None:
 
 
 def _replay(writer: Any, records: list[Record]) -> None:
-    """Give a new writer everything: consecutive batches as one call, each gap in its place."""
-    batch = _Batch([], [])
+    """Give a new writer everything, in order (``_write`` keeps each run of words as one record)."""
     for record in records:
-        if isinstance(record, _Batch):
-            batch.add(record.tokens, record.ends)
-            continue
-        if batch:
-            _apply(writer, batch)
-            batch = _Batch([], [])
         _apply(writer, record)
-    if batch:
-        _apply(writer, batch)
+
+
+def _last_resort() -> Path:
+    """Where a session goes when neither its folder nor the fallback one takes it."""
+    return Path(tempfile.gettempdir()) / "Captionist"
 
 
 def _abandon(writer: Any) -> None:
@@ -215,8 +211,7 @@ class TranscriptSaver(QObject):
         try:
             self._writer, fallback = self._call(self._open_writer)
         except DiskNotAnswering:
-            self._disk.abandon(lambda opened: _abandon(opened[0] if opened else None))
-            self._disk = DiskThread()
+            self._leave_disk(lambda opened: _abandon(opened[0] if opened else None))
             self._give_up(self._chosen)
             return
         except Exception as exc:  # thread boundary: OSError (no folder takes it), or a bug
@@ -256,15 +251,14 @@ class TranscriptSaver(QObject):
     def _abandon_writer(self) -> None:
         """The disk holds the writer's call past ``hang_s``: leave it, go on elsewhere."""
         stuck = self._writer
-        self._disk.abandon(lambda _: _abandon(stuck))
-        self._disk = DiskThread()
+        self._leave_disk(lambda _: _abandon(stuck))
         self._writer = None
         self._give_up(stuck.path.parent, getattr(stuck, "journal_path", None))
 
     def _give_up(self, hung: Path, stuck_journal: Path | None = None) -> None:
         """``hung`` does not answer: a new writer in the fallback folder (else the temporary one)
         gets everything so far; ``failed`` if none takes it."""
-        candidates = [self._fallback, Path(tempfile.gettempdir()) / "Captionist"]
+        candidates = [self._fallback, _last_resort()]
         for folder in [f for f in candidates if f is not None and folder_key(f) != folder_key(hung)]:
             made: list[Any] = []  # the new writer, once it exists
 
@@ -275,8 +269,7 @@ class TranscriptSaver(QObject):
             try:
                 self._call(take_over)
             except DiskNotAnswering:
-                self._disk.abandon(lambda _, made=made: _abandon(made[0] if made else None))
-                self._disk = DiskThread()
+                self._leave_disk(lambda _, made=made: _abandon(made[0] if made else None))
                 continue
             except Exception:  # this folder cannot take it either: the next one
                 if made:
@@ -292,12 +285,17 @@ class TranscriptSaver(QObject):
         self.path = None
         emit(self.failed, self._error)
 
+    def _leave_disk(self, cleanup: Callable[[Any], None]) -> None:
+        """The disk holds a call past ``hang_s``: leave its thread (``cleanup`` runs there if the
+        call ever returns) and use a fresh one from now on."""
+        self._disk.abandon(cleanup)
+        self._disk = DiskThread()
+
     def _call_quietly(self, fn: Callable[[], Any]) -> None:
         try:
             self._call(fn)
         except DiskNotAnswering:
-            self._disk.abandon(lambda _: None)
-            self._disk = DiskThread()
+            self._leave_disk(lambda _: None)
         except Exception:
             pass
 
@@ -306,7 +304,7 @@ class TranscriptSaver(QObject):
         the temporary folder as a last resort) and say where; True if it moved."""
         folders = [self._fallback] if self._fallback is not None else []
         if final:
-            folders.append(Path(tempfile.gettempdir()) / "Captionist")
+            folders.append(_last_resort())
         writer = self._writer
         try:
             moved = self._call(lambda: move_session(writer, folders, exc))
