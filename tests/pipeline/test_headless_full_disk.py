@@ -134,13 +134,13 @@ def test_a_drive_pulled_out_during_captionist_live_goes_on_in_the_temporary_fold
     with monkeypatch.context() as m:
         from captionist.pipeline.controller import SessionController
 
-        real = SessionController._on_caption
+        real = SessionController._on_shown  # shown once written: the journal is open by then
 
         def pull_out_after_the_first_words(self, update) -> None:
             real(self, update)
             drive.pulled = drive.pulled or bool(update.new_tokens)
 
-        m.setattr(SessionController, "_on_caption", pull_out_after_the_first_words)
+        m.setattr(SessionController, "_on_shown", pull_out_after_the_first_words)
         rc = run_live(
             str(mic),
             "Mic",
