@@ -152,11 +152,15 @@ def _size(path: Path) -> int:
     return st.st_size
 
 
+def _transcript_beside(journal: Path, fmt: str) -> Path:
+    """The transcript file of ``journal``'s session in ``fmt``: same folder, same stem."""
+    return journal.with_name(f"{journal.name[: -len(JOURNAL_SUFFIX)]}.{fmt}")
+
+
 def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
     captions, header = captions_of_contents(contents)
     fmt = contents.fmt
-    stem = journal.name[: -len(JOURNAL_SUFFIX)]
-    dest = journal.with_name(f"{stem}.{fmt}")
+    dest = _transcript_beside(journal, fmt)
     if not captions:
         if _size(dest) == 0:
             remove_quietly(dest)
@@ -168,7 +172,7 @@ def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
     outcome = RecoveryOutcome.REBUILT
     notes = list(contents.problems)
     if len(text.encode()) < _size(dest):  # never replace a transcript with a shorter one
-        beside = _free_name(journal.with_name(f"{stem} (recovered).{fmt}"))
+        beside = _free_name(dest.with_name(f"{dest.stem} (recovered).{fmt}"))
         write_atomic(beside, text)
         outcome = RecoveryOutcome.KEPT_LONGER
         notes.append(f"what the journal holds is in {beside.name}")
@@ -188,8 +192,7 @@ def _recover_one(journal: Path, contents: JournalContents) -> RecoveredSession:
 
 def _remove_half_copy(journal: Path, contents: JournalContents, whole: Path) -> RecoveredSession:
     """``journal`` was left behind when its disk stopped answering; ``whole`` has all of it."""
-    stem = journal.name[: -len(JOURNAL_SUFFIX)]
-    remove_quietly(journal.with_name(f"{stem}.{contents.fmt}"))
+    remove_quietly(_transcript_beside(journal, contents.fmt))
     remove_quietly(journal)
     forget_abandoned(journal)
     return RecoveredSession(journal, RecoveryOutcome.TAKEN_OVER, detail=f"the whole session is in {whole}")
@@ -206,8 +209,7 @@ def _archive_quietly(journal: Path, transcript: Path) -> None:
 def _tidy_finished(journal: Path, contents: JournalContents) -> None:
     """A finished journal beside its transcript: move it to the archive if only it can export the
     transcript (``journal_needed``); any other is left as it is."""
-    stem = journal.name[: -len(JOURNAL_SUFFIX)]
-    transcript = journal.with_name(f"{stem}.{contents.fmt}")
+    transcript = _transcript_beside(journal, contents.fmt)
     if journal_needed(contents.fmt, contents.header["timestamps"]) and transcript.is_file():
         _archive_quietly(journal, transcript)
 
