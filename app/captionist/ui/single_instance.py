@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
 from captionist import paths
+from captionist.pipeline.signals import emit
 
 ACTIVATE = b"activate\n"
 CONNECT_TIMEOUT_MS = 1000
@@ -72,7 +73,7 @@ class InstanceGuard(QObject):
             sock = self.server.nextPendingConnection()
             if sock.bytesAvailable() or sock.waitForReadyRead(CONNECT_TIMEOUT_MS):
                 if bytes(sock.readAll().data()).startswith(ACTIVATE.strip()):
-                    self.activated.emit()
+                    emit(self.activated)
             sock.abort()
             sock.deleteLater()
 
