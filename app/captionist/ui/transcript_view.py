@@ -88,26 +88,32 @@ class TranscriptView(QWidget):
             bar = self.text.verticalScrollBar()
             bar.setValue(bar.maximum())
 
+    def _at_line_start(self) -> bool:
+        """Whether the next text starts a line: the view is empty or ends with a line break. Read
+        from the last line only, so an update costs the same at the third hour as in the first
+        minute (the whole text, ``plain_text``, grows with the session)."""
+        return self.text.document().lastBlock().text() == ""
+
     def append_update(self, update: CaptionUpdate) -> None:
         """Append the update's text; each end of utterance starts a new line."""
         for i, part in enumerate(update.new_lines()):
-            at_line_start = not self.plain_text().strip() or self.plain_text().endswith("\n")
+            at_line_start = self._at_line_start()
             if i and not at_line_start:
                 self._append("\n")
                 at_line_start = True
             text = part.lstrip() if at_line_start else part
             if text:
                 self._append(text)
-        if update.final and not self.plain_text().endswith("\n"):
+        if update.final and not self._at_line_start():
             self._append("\n")
 
     def begin_session(self, title: str, started: datetime | None = None) -> None:
         """Start a new session's text under a line with its date, time (``started``, default now)
         and sources ``title``."""
         when = (started or datetime.now()).strftime("%Y-%m-%d %H:%M")
-        if self.plain_text() and not self.plain_text().endswith("\n"):
-            self._append("\n")
-        if self.plain_text():
+        if not self.text.document().isEmpty():
+            if not self._at_line_start():
+                self._append("\n")
             self._append("\n")  # a blank line between sessions
         self._append(f"— {when} · {title} —\n")
 
