@@ -72,12 +72,13 @@ def test_the_captions_file_is_a_setting_of_its_own_and_follows_the_session(qapp,
     ctl = FakeController()
     feed.attach(ctl)
     feed.apply()
+    assert feed.text_file is not None and feed.text_file.wait(10)
     assert feed.server is None and (tmp_path / "c.txt").read_text() == ""
     u = UpdateMaker()
     ctl.session_started.emit(Config())
     ctl.caption.emit(u.make([" hello", " world"], ends=[2]))
     ctl.caption.emit(u.make([" again"]))
-    assert (tmp_path / "c.txt").read_text() == "again\n"
+    assert feed.text_file.wait(10) and (tmp_path / "c.txt").read_text() == "again\n"
     ctl.session_finished.emit(None)
     events = [json.loads(t) for _, t in feed.hub.read(after=0).items]
     assert [e["type"] for e in events] == [
@@ -99,3 +100,28 @@ def test_apply_restyles_the_page(qapp) -> None:
     settings.overlay.font_size, settings.alerts.color = 40, "#00ff00"
     feed.apply()
     assert feed.hub.style()["font_size"] == 40 and feed.hub.style()["alert_color"] == "#00ff00"
+
+
+def test_a_failing_captions_file_is_reported_on_the_window_thread_and_clears(qtbot, tmp_path: Path) -> None:
+    import threading
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    settings = Settings()
+    settings.feed.text_file, settings.feed.text_file_path = True, str(blocker / "c.txt")
+    feed = CaptionFeed(settings)
+    threads: list[threading.Thread] = []
+    feed.changed.connect(lambda: threads.append(threading.current_thread()))
+    with qtbot.waitSignal(feed.changed, timeout=10000):
+        feed.apply_text_file()
+    assert threads == [threading.main_thread()]
+    assert feed.error is not None and "cannot write the captions file" in feed.error
+    blocker.unlink()
+    ctl = FakeController()
+    feed.attach(ctl)
+    with qtbot.waitSignal(feed.changed, timeout=10000):
+        ctl.session_started.emit(Config())  # the lines change: written again, and it works
+    assert feed.error is None and (blocker / "c.txt").read_text() == ""
+    assert threads == [threading.main_thread()] * 2
+    feed.shutdown()
+    assert feed.text_file is None

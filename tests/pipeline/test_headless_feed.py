@@ -96,3 +96,19 @@ def test_a_port_in_use_fails_before_the_session(qapp, fake_sd, wav_48k, tmp_path
         with pytest.raises(FeedError, match="cannot serve captions"):
             serve_live(fake_sd, tmp_path, out, io.StringIO(), busy)
     assert out.getvalue() == "" and not fake_sd.streams  # nothing opened, nothing printed
+
+
+def test_a_captions_file_that_cannot_be_written_is_said_and_the_session_goes_on(
+    qapp, fake_sd, wav_48k, tmp_path
+) -> None:
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    out, err = io.StringIO(), io.StringIO()
+    status = serve_live(fake_sd, tmp_path, out, err, None, captions_file=blocker / "captions.txt")
+    assert status == 0, err.getvalue()
+    said = [line for line in err.getvalue().splitlines() if "captions file" in line]
+    assert said == [f"captionist: cannot write the captions file {blocker / 'captions.txt'}: File exists"]
+    want = expected_words(soxr.resample(audio[:, 0], rate, 16000).astype(np.float32))
+    assert out.getvalue().split() == want

@@ -91,6 +91,7 @@ def test_a_session_goes_to_the_feed_and_a_keyword_is_shown_everywhere(qtbot, fee
     ]
     assert keyword in parts.window.transcript.highlighted_words()
     assert set(parts.overlay.alert_words()) <= {keyword}
+    assert parts.feed.text_file is not None and parts.feed.text_file.wait(10)  # written on its thread
     lines = captions.read_text().splitlines()
     assert lines and lines == parts.feed.hub.current_lines(
         parts.settings.overlay.lines, parts.settings.feed.width

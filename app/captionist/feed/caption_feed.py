@@ -16,7 +16,7 @@ Off by default; the text file is a setting of its own (it needs no server). On t
 token, which is generated (and saved) the first time it is needed and kept, so a URL pasted into
 OBS stays valid; ``new_token`` replaces it. A port that is taken or a write that fails is reported
 through ``error``/``changed``; the app goes on without the feed.
-GUI thread only (the server runs on its own thread).
+GUI thread only (the server and the captions file run on threads of their own).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from captionist.pipeline.events import CaptionUpdate
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 
+SHUTDOWN_WAIT_S = 1.0  # at exit, for the captions file's last write (a dead disk is not waited for)
 LAN_HOST = "0.0.0.0"  # noqa: S104 - the user's explicit choice, and the token is then required
 
 
@@ -58,6 +59,7 @@ def page_style(settings: Settings) -> dict[str, Any]:
 class CaptionFeed(QObject):
     changed = Signal()  # url or error changed
     settings_changed = Signal()  # a token was generated: save the settings
+    _text_file_changed = Signal()  # from the captions file's thread: it failed or works again
 
     def __init__(self, settings: Settings, hub: CaptionHub | None = None) -> None:
         super().__init__()
@@ -66,6 +68,7 @@ class CaptionFeed(QObject):
         self.server: FeedServer | None = None
         self.text_file: CaptionTextFile | None = None
         self.server_error: str | None = None
+        self._text_file_changed.connect(self._on_text_file_changed)  # queued onto this thread
         self.restyle()
 
     @property
@@ -136,18 +139,26 @@ class CaptionFeed(QObject):
     def apply_text_file(self) -> None:
         """Keep (or stop keeping) the captions text file as ``settings.feed`` says."""
         if not self.settings.feed.text_file:
-            self.text_file = None
+            self._close_text_file()
             return
         if self.text_file is None or self.text_file.path != self.text_file_path:
-            self.text_file = CaptionTextFile(self.text_file_path, on_error=lambda _: emit(self.changed))
+            self._close_text_file()
+            self.text_file = CaptionTextFile(self.text_file_path, lambda: emit(self._text_file_changed))
             self._write_text_file()
 
     def _write_text_file(self) -> None:
         if self.text_file is not None:
-            had_error = self.text_file.error is not None
             lines = self.hub.current_lines(self.settings.overlay.lines, self.settings.feed.width)
-            if self.text_file.update(lines) and had_error:
-                emit(self.changed)  # it works again
+            self.text_file.update(lines)
+
+    def _close_text_file(self) -> None:
+        if self.text_file is not None:
+            self.text_file.close()
+        self.text_file = None
+
+    @Slot()
+    def _on_text_file_changed(self) -> None:
+        emit(self.changed)
 
     def _page_options(self) -> dict[str, Any]:
         return {"style": self.hub.style()}
@@ -157,8 +168,12 @@ class CaptionFeed(QObject):
             self.server.stop()
         self.server = None
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait_s: float = SHUTDOWN_WAIT_S) -> None:
+        """Stop serving; give the captions file up to ``wait_s`` to take the last lines."""
         self._stop_server()
+        if self.text_file is not None:
+            self.text_file.wait(wait_s)
+        self._close_text_file()
 
     # --- sessions -----------------------------------------------------------------------------
     @Slot(object)

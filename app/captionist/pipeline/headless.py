@@ -202,6 +202,13 @@ def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Pa
     return None
 
 
+def _say_captions_file(feed: CaptionFeed, printer: CaptionPrinter) -> None:
+    """The captions file (``--captions-file``) started failing, or works again."""
+    file = feed.text_file
+    if file is not None:
+        printer.on_message(file.error or f"the captions file {file.path} is written again")
+
+
 def start_feed(
     serve: BindAddress | None, token: str | None, captions_file: Path | None, out: TextIO
 ) -> CaptionFeed:
@@ -275,6 +282,7 @@ def run_live(
         alerts.hit.connect(feed.publish_alert)
         alerts.hit.connect(printer.on_alert)
         ctl.caption.connect(printer.on_caption)
+        feed.changed.connect(lambda: _say_captions_file(feed, printer))
         ctl.notice.connect(printer.on_message)
         ctl.error.connect(printer.on_message)
         dead: list[Path] = []  # folders given up because their disk stopped answering
