@@ -228,3 +228,51 @@ def test_an_arabic_line_is_drawn_from_the_right_in_reading_order(overlay: Captio
     assert first.text == words[0]
     assert abs(first_x + metrics.horizontalAdvance(first.text) - (overlay.width() - 12)) < 1  # right-aligned
     overlay.grab()  # paints (must not raise)
+
+
+def _utterance(rev: int, words: str) -> CaptionUpdate:
+    """An update that says ``words`` and ends the utterance (the next words start a new line)."""
+    new = " " + words
+    return CaptionUpdate(rev, new, new, [Token(1, new, 0)], utterance_ends=[1])
+
+
+def test_only_the_utterances_that_reach_the_visible_lines_are_laid_out(
+    overlay: CaptionOverlay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Laying out the whole kept tail on every paint cost 6 ms a paint (bench/bench_long_meeting.py);
+    the lines shown come from the last utterances only, so only those are laid out."""
+    for i in range(300):
+        overlay.show_update(_utterance(i + 1, f"u{i} said"))
+    laid_out: list[str] = []
+    real = CaptionOverlay._paragraph_lines
+
+    def spy(self: CaptionOverlay, paragraph: str, *args: object) -> list:
+        laid_out.append(paragraph)
+        return real(self, paragraph, *args)
+
+    monkeypatch.setattr(CaptionOverlay, "_paragraph_lines", spy)
+    assert overlay.visible_lines() == ["u298 said", "u299 said"]
+    assert [p.strip() for p in laid_out if p] == ["u299 said", "u298 said"]
+    assert overlay.newest_words() == ["u299", "said"]
+
+
+def test_an_utterance_wraps_from_its_start_whatever_came_before(qtbot) -> None:
+    """Its lines do not move as later words come, and do not depend on earlier utterances."""
+    long = " ".join(f"word{i}" for i in range(30))
+    alone = CaptionOverlay(OverlaySettings(lines=10, font_size=20))
+    after_others = CaptionOverlay(OverlaySettings(lines=10, font_size=20))
+    for ov in (alone, after_others):
+        qtbot.addWidget(ov)
+        ov.resize(400, ov.height())
+    for i in range(50):
+        after_others.show_update(_utterance(i + 1, f"earlier{i} text"))
+    alone.show_update(_update(1, " " + long, " " + long))
+    after_others.show_update(_update(51, " " + long, " " + long))
+    lines = alone.visible_lines()
+    assert 3 <= len(lines) < 10 and " ".join(lines) == long
+    shown = after_others.visible_lines()
+    assert shown[-len(lines) :] == lines and shown[0] != lines[0]  # earlier utterances above it
+    alone.show_update(_update(2, " " + long + " more", " more"))
+    grown = alone.visible_lines()
+    assert grown[: len(lines) - 1] == lines[:-1] and grown[len(lines) - 1].startswith(lines[-1])
+

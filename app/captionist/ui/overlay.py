@@ -92,7 +92,8 @@ GAP_SHORT = "\ue001"
 
 PADDING = 12
 GRIP = 16
-TAIL_CHARS = 4000  # only the end of a long session is ever laid out
+TAIL_CHARS = 4000  # only the end of a long session is ever kept
+WIDTHS_KEPT = 20_000  # word widths remembered for the current font (then forgotten and measured again)
 POSITIONS = ("top", "bottom", "centre")
 CLICK_THROUGH_SHORTCUT = "Ctrl+Shift+T"  # the main window's shortcut; the hint names it if no global one
 HINT_MS = 2500  # how long the click-through hint stays on the overlay
@@ -130,6 +131,8 @@ class CaptionOverlay(QWidget):
         self._alert_color = "#ff9f43"
         self._text = ""
         self._newest = 0  # characters at the end of _text that the latest update added
+        self._widths_key: str | None = None  # the font whose word widths _widths holds
+        self._widths: dict[str, float] = {}
         self._revision = 0
         self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
         self._placed = False  # restore_geometry / apply_position have put it on a screen
@@ -196,43 +199,75 @@ class CaptionOverlay(QWidget):
         self.update()
 
     def layout_lines(self) -> list[list[CaptionWord]]:
-        """The visible lines as words (newest? a keyword?), wrapped to the current width."""
-        metrics = QFontMetricsF(self._font())
+        """The visible lines as words (newest? a keyword?), wrapped to the current width. Each
+        utterance (paragraph) is wrapped from its start, so its lines do not move as it grows; only
+        the utterances that reach the visible lines are laid out, newest first."""
+        font = self._font()
+        metrics = QFontMetricsF(font)
+        advance = self._advance_of(font, metrics)
         width = max(10.0, self.width() - 2 * PADDING)
         newest_from = len(self._text) - self._newest
+        wanted = self.settings.lines
+        lines: list[list[CaptionWord]] = []
+        end = len(self._text)
+        for paragraph in reversed(self._text.split("\n")):
+            if len(lines) >= wanted:
+                break
+            start = end - len(paragraph)
+            end = start - 1  # the line break before it
+            lines[:0] = self._paragraph_lines(paragraph, start, newest_from, metrics, advance, width)
+        return lines[-wanted:]
+
+    def _advance_of(self, font: QFont, metrics: QFontMetricsF) -> Callable[[str], float]:
+        """``metrics.horizontalAdvance``, remembered per text for ``font``: a paint measures the
+        same words again and again."""
+        key = font.key()
+        if key != self._widths_key or len(self._widths) > WIDTHS_KEPT:
+            self._widths_key, self._widths = key, {}
+        widths = self._widths
+
+        def advance(text: str) -> float:
+            w = widths.get(text)
+            if w is None:
+                w = widths[text] = metrics.horizontalAdvance(text)
+            return w
+
+        return advance
+
+    def _paragraph_lines(
+        self,
+        paragraph: str,
+        start: int,
+        newest_from: int,
+        metrics: QFontMetricsF,
+        advance: Callable[[str], float],
+        width: float,
+    ) -> list[list[CaptionWord]]:
+        """``paragraph`` (starting at ``start`` in the kept text) wrapped to ``width``."""
+        if GAP_SHORT in paragraph:  # a gap: one line (none where the kept tail cut its start off)
+            if not paragraph.startswith(GAP_MARK):
+                return []
+            line = self._gap_line(paragraph, metrics, width)
+            return [[CaptionWord(line, start + len(paragraph) > newest_from, False)]]
         lines: list[list[CaptionWord]] = [[]]
         used = 0.0
-        pos = 0
-        space = metrics.horizontalAdvance(" ")
-        for paragraph in self._text.split("\n"):
-            if lines[-1]:  # an end of utterance: a new line
-                lines.append([])
-                used = 0.0
-            if GAP_SHORT in paragraph:  # a gap: one line (none where the kept tail cut its start off)
-                if paragraph.startswith(GAP_MARK):
-                    pos = self._text.index(paragraph, pos) + len(paragraph)
-                    line = self._gap_line(paragraph, metrics, width)
-                    lines[-1].append(CaptionWord(line, pos > newest_from, False))
-                continue
-            start = self._text.index(paragraph, pos)
-            spans = unspaced.word_spans(paragraph)  # words; in Chinese, characters
-            units = [paragraph[a:b] for a, b in spans]
-            alert = self._keywords.marks(units)  # per utterance
-            for k, ((a, b), unit) in enumerate(zip(spans, units, strict=True)):
-                pos = start + b
-                spaced = a == 0 or paragraph[a - 1].isspace()  # not inside a run of Chinese
-                for piece_index, piece in enumerate(self._pieces(unit, metrics, width)):
-                    first = spaced and piece_index == 0
-                    gap = space if first and lines[-1] else 0.0
-                    w = metrics.horizontalAdvance(piece)
-                    if lines[-1] and used + gap + w > width:
-                        lines.append([])
-                        used, gap = 0.0, 0.0
-                    used += gap + w
-                    lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k], first))
-            pos = start + len(paragraph)
-        lines = [line for line in lines if line]
-        return lines[-self.settings.lines :]
+        space = advance(" ")
+        spans = unspaced.word_spans(paragraph)  # words; in Chinese, characters
+        units = [paragraph[a:b] for a, b in spans]
+        alert = self._keywords.marks(units)  # per utterance
+        for k, ((a, b), unit) in enumerate(zip(spans, units, strict=True)):
+            pos = start + b
+            spaced = a == 0 or paragraph[a - 1].isspace()  # not inside a run of Chinese
+            for piece_index, piece in enumerate(self._pieces(unit, advance, width)):
+                first = spaced and piece_index == 0
+                gap = space if first and lines[-1] else 0.0
+                w = advance(piece)
+                if lines[-1] and used + gap + w > width:
+                    lines.append([])
+                    used, gap = 0.0, 0.0
+                used += gap + w
+                lines[-1].append(CaptionWord(piece, pos > newest_from, alert[k], first))
+        return [line for line in lines if line]
 
     def placed(self, line: list[CaptionWord], metrics: QFontMetricsF) -> list[tuple[float, CaptionWord]]:
         """Where each word of ``line`` is drawn: (x, word), left to right on screen. A line of a
@@ -252,14 +287,14 @@ class CaptionOverlay(QWidget):
         return [(start + dx, word) for dx, word in placed]
 
     @staticmethod
-    def _pieces(word: str, metrics: QFontMetricsF, width: float) -> list[str]:
+    def _pieces(word: str, advance: Callable[[str], float], width: float) -> list[str]:
         """``word``, or where it is wider than a line (a long link, say), cut into pieces that each
         fit, never inside a character sequence (a letter and its combining marks, joined emoji)."""
-        if metrics.horizontalAdvance(word) <= width:
+        if advance(word) <= width:
             return [word]
         pieces = [""]
         for cluster in _clusters(word):
-            if pieces[-1] and metrics.horizontalAdvance(pieces[-1] + cluster) > width:
+            if pieces[-1] and advance(pieces[-1] + cluster) > width:
                 pieces.append("")
             pieces[-1] += cluster
         return pieces
