@@ -43,8 +43,6 @@ from PySide6.QtGui import (
     QGuiApplication,
     QMouseEvent,
     QPainter,
-    QPainterPath,
-    QPen,
     QShowEvent,
 )
 from PySide6.QtWidgets import QWidget
@@ -63,6 +61,7 @@ from captionist.ui.overlay_drag import (
     start_system_drag,
 )
 from captionist.ui.overlay_pin import OverlayPin, overlay_pin_for_platform
+from captionist.ui.word_images import WordImages, WordLook
 
 # what continues the character before it: variation selectors, the zero-width joiner, skin tones
 _JOINING = {"\u200d", "\ufe0e", "\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))}
@@ -133,6 +132,7 @@ class CaptionOverlay(QWidget):
         self._newest = 0  # characters at the end of _text that the latest update added
         self._widths_key: str | None = None  # the font whose word widths _widths holds
         self._widths: dict[str, float] = {}
+        self._word_images = WordImages()  # each word's look drawn once (the outline is the costly part)
         self._revision = 0
         self._drag: tuple[QPoint, QRect, bool] | None = None  # press pos, start geometry, resizing
         self._placed = False  # restore_geometry / apply_position have put it on a screen
@@ -364,17 +364,13 @@ class CaptionOverlay(QWidget):
         metrics = QFontMetricsF(font)
         lines = self.layout_lines()
         y = self.height() - PADDING - metrics.descent() - metrics.lineSpacing() * (len(lines) - 1)
-        outline = QPen(QColor(0, 0, 0, 230), max(2.0, font.pixelSize() / 10))
+        outline = max(2.0, font.pixelSize() / 10) if s.outline else 0.0
+        dpr = self.devicePixelRatioF()
         for line in lines:
             for x, word in self.placed(line, metrics):
-                path = QPainterPath()
-                path.addText(QPointF(x, y), font, word.text)
-                if s.shadow:
-                    p.fillPath(path.translated(2, 2), QColor(0, 0, 0, 160))
-                if s.outline:
-                    p.strokePath(path, outline)
                 colour = self._alert_color if word.alert else s.newest_color if word.newest else s.text_color
-                p.fillPath(path, QColor(colour))
+                image, at = self._word_images.get(word.text, WordLook(font, colour, outline, s.shadow), dpr)
+                p.drawImage(QPointF(round(x * dpr) / dpr, round(y * dpr) / dpr) + at, image)  # whole pixels
                 if word.alert:  # not by colour alone
                     width = metrics.horizontalAdvance(word.text)
                     p.fillRect(
