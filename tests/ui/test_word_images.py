@@ -56,18 +56,38 @@ def test_a_kept_word_looks_as_its_path_drawn_in_place(qapp) -> None:
 
 
 def test_each_look_of_a_word_is_drawn_once_and_the_oldest_looks_are_dropped(qapp) -> None:
-    images = WordImages(kept=3)
     plain = WordLook(_font(), "#ffffff", 2.8, True)
     newest = WordLook(_font(), "#ffe066", 2.8, True)
+    size = WordImages().get("hello", plain)[0].sizeInBytes()
+    images = WordImages(kept_bytes=5 * size)
     first = images.get("hello", plain)
     assert images.get("hello", plain) is first and images.drawn == 1
     images.get("hello", newest)
-    images.get("hello", plain, device_pixel_ratio=2.0)
-    assert images.drawn == 3 and images.get("hello", plain)[0].devicePixelRatio() == 1.0
-    images.get("world", plain)  # a fourth look: the least recently used one goes
+    images.begin_paint()
+    images.begin_paint()  # two paints later: the first two may go
+    sharp = images.get("hello", newest, device_pixel_ratio=2.0)[0]
+    assert sharp.devicePixelRatio() == 2.0 and sharp.width() == 2 * first[0].width()
+    assert images.drawn == 3 and images.kept == 2  # four times the room: the oldest went
+    images.get("hello", plain)  # dropped to make room: drawn again
     assert images.drawn == 4
-    images.get("hello", newest)
-    assert images.drawn == 5
+
+
+def test_the_words_of_this_paint_and_the_last_stay_whatever_the_budget(qapp) -> None:
+    plain = WordLook(_font(), "#ffffff", 2.8, True)
+    images = WordImages(kept_bytes=1)
+    images.begin_paint()
+    for word in ("one", "two", "three"):
+        images.get(word, plain)
+    images.begin_paint()
+    for word in ("one", "two", "three", "four"):
+        images.get(word, plain)
+    assert images.drawn == 4 and images.kept == 4
+    images.begin_paint()
+    images.get("four", plain)
+    images.begin_paint()
+    images.get("four", plain)
+    images.get("five", plain)  # "one" .. "three" were last used two paints ago: they go
+    assert images.drawn == 5 and images.kept == 2
 
 
 def test_the_overlay_draws_only_the_words_whose_look_changed(qtbot) -> None:

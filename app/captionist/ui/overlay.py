@@ -366,6 +366,7 @@ class CaptionOverlay(QWidget):
         y = self.height() - PADDING - metrics.descent() - metrics.lineSpacing() * (len(lines) - 1)
         outline = max(2.0, font.pixelSize() / 10) if s.outline else 0.0
         dpr = self.devicePixelRatioF()
+        self._word_images.begin_paint()
         for line in lines:
             for x, word in self.placed(line, metrics):
                 colour = self._alert_color if word.alert else s.newest_color if word.newest else s.text_color

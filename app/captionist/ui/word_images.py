@@ -3,6 +3,7 @@
 Usage::
 
     images = WordImages()
+    images.begin_paint()                     # at the start of each paint
     look = WordLook(font, "#ffffff", outline_width=2.8, shadow=True)
     image, at = images.get("hello", look, device_pixel_ratio=2.0)
     painter.drawImage(QPointF(round(x), round(baseline)) + at, image)
@@ -12,8 +13,9 @@ right in translucent black), its outline (the path stroked in near-black) and it
 order, antialiased, drawn at the pixel density of the screen it will be shown on. Stroking a text
 path is most of what a paint costs (0.42 ms a word on this machine's software painter), and between
 two captions all but the newest words are drawn again unchanged, so each look of a word is drawn
-once; the images of the ``kept`` most recently used looks are kept. ``at`` is where the image's
-top-left corner goes relative to the word's baseline origin. GUI thread only.
+once; the most recently used images are kept, up to ``kept_bytes`` of pixels, and never fewer than
+the words of this paint and the one before (large type on a dense screen needs more room). ``at``
+is where the image's top-left corner goes relative to the word's baseline origin. GUI thread only.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 
-KEPT = 512
+KEPT_BYTES = 8 << 20  # pixels kept: some 650 words at 28 px, a few dozen at 60 px on a 2x screen
 SHADOW_OFFSET = 2.0
 SHADOW_COLOR = QColor(0, 0, 0, 160)
 OUTLINE_COLOR = QColor(0, 0, 0, 230)
@@ -45,21 +47,38 @@ class WordLook:
 
 
 class WordImages:
-    def __init__(self, kept: int = KEPT) -> None:
-        self.kept = kept
+    def __init__(self, kept_bytes: int = KEPT_BYTES) -> None:
+        self.kept_bytes = kept_bytes
         self.drawn = 0  # words drawn so far (the others came from the kept images)
         self._images: OrderedDict[tuple, tuple[QImage, QPointF]] = OrderedDict()
+        self._used: dict[tuple, int] = {}  # the paint that last used each image
+        self._paint = 0
+        self._bytes = 0
+
+    def begin_paint(self) -> None:
+        self._paint += 1
+
+    @property
+    def kept(self) -> int:
+        """How many images are kept now."""
+        return len(self._images)
 
     def get(self, text: str, look: WordLook, device_pixel_ratio: float = 1.0) -> tuple[QImage, QPointF]:
         key = (text, look.key(), device_pixel_ratio)
+        self._used[key] = self._paint
         found = self._images.get(key)
         if found is not None:
             self._images.move_to_end(key)
             return found
         found = self._images[key] = self._draw(text, look, device_pixel_ratio)
         self.drawn += 1
-        while len(self._images) > self.kept:
-            self._images.popitem(last=False)
+        self._bytes += found[0].sizeInBytes()
+        while self._bytes > self.kept_bytes:
+            oldest = next(iter(self._images))
+            if self._used[oldest] >= self._paint - 1:
+                break  # used by this paint or the last one: kept over the budget
+            self._bytes -= self._images.pop(oldest)[0].sizeInBytes()
+            del self._used[oldest]
         return found
 
     @staticmethod
@@ -88,4 +107,5 @@ class WordImages:
             p.strokePath(path, QPen(OUTLINE_COLOR, look.outline_width))
         p.fillPath(path, QColor(look.color))
         p.end()
-        return image, box.topLeft()
+        # a copy: the image painted on keeps its paint engine (some 30 KB) for as long as it lives
+        return image.copy(), box.topLeft()
