@@ -139,3 +139,26 @@ def test_a_port_in_use_is_a_notice_and_the_app_runs_on(qtbot, fake_sd, wav_48k, 
             parts.app.aboutToQuit.disconnect(parts.at_exit)
             parts.save_timer.stop()
             parts.controller.shutdown()
+
+
+def test_a_captions_file_that_cannot_be_written_is_a_red_line_until_it_works(
+    qtbot, fake_sd, wav_48k, tmp_path
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    settings = Settings(transcript_dir=str(tmp_path / "t"))
+    settings.feed.text_file, settings.feed.text_file_path = True, str(blocker / "captions.txt")
+    parts, _ = start_app(qtbot, fake_sd, wav_48k, settings)
+    try:
+        banner = parts.window.error_banner
+        said = "caption feed: cannot write the captions file"
+        qtbot.waitUntil(lambda: said in banner.text(), timeout=10000)
+        blocker.unlink()
+        run_session(qtbot, parts)  # the captions change: the file is written, and the line goes
+        qtbot.waitUntil(lambda: "caption feed" not in banner.text(), timeout=10000)
+        assert (blocker / "captions.txt").read_text().strip()
+    finally:
+        parts.app.aboutToQuit.disconnect(parts.at_exit)
+        parts.save_timer.stop()
+        parts.controller.shutdown()
+        parts.feed.shutdown()

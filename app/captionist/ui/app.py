@@ -42,6 +42,7 @@ from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.folders import remembered_folders
 from captionist.transcript.recovery import RecoveryReport
 from captionist.ui.alert_notifier import AlertNotifier
+from captionist.ui.banner import Problem
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
@@ -158,11 +159,23 @@ def build_app(
     if settings.overlay.visible:
         overlay.show()
     shortcuts.apply()
+    _connect_feed_errors(feed, window)
     feed.apply()
-    if feed.error:  # the app runs on without it; Preferences says the same and can change the port
-        window.show_error(f"caption feed: {feed.error}")
     return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit, shortcuts, feed,
                     alerts, notifier)  # fmt: skip
+
+
+def _connect_feed_errors(feed: CaptionFeed, window: MainWindow) -> None:
+    """The feed's trouble (a port in use, a captions file that cannot be written, found at start or
+    any time later on the file's thread) is a red line until it ends; the app runs on without it,
+    and Preferences says the same and can change the port or the file."""
+
+    def show() -> None:
+        window.error_banner.resolve(Problem.FEED)
+        if feed.error:
+            window.show_error(f"caption feed: {feed.error}", Problem.FEED)
+
+    feed.changed.connect(show)
 
 
 def _connect_shortcuts(

@@ -46,6 +46,7 @@ class Problem(Enum):
     RECOVERY = "recovery"  # a session was recovered after a crash
     TRANSCRIPT_FOLDER = "transcript folder"  # the chosen folder failed; the default one is used
     TRANSCRIPT_UNSAVED = "transcript unsaved"  # the file is behind the captions: its disk is slow
+    FEED = "caption feed"  # the feed cannot serve, or its captions file cannot be written
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}
