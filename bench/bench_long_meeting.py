@@ -22,7 +22,9 @@ file holds every word that was shown.
 2026-12-05, this 2-vCPU VM, 3 hours (109,080 words in 89,639 captions, about four times the words of
 real speech): before stop 40, when the transcript view read its whole text back up to three times
 per caption, 5.32 ms a caption in the first quarter hour and 8.46 ms in the last (1.59x, FAIL,
-load 0.68); after, 5.05 ms and 4.29 ms (0.85x, PASS, load 0.31). RSS grew 128 -> 208 MB in both.
+load 0.68, RSS 128 -> 211 MB); after, 5.05 ms and 4.29 ms (0.85x, PASS, load 0.31, RSS 128 -> 208
+MB); with the overlay's paint made cheaper too (4c06ad2), 3.05 ms and 3.21 ms (1.05x, PASS, load 0.44,
+RSS 142 -> 233 MB: some 30 MB an hour at these four-times-real word rates).
 """
 
 from __future__ import annotations
