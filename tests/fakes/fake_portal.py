@@ -76,6 +76,7 @@ class FakePortal:
         self.sessions: list[str] = []  # created, in order
         self.closed: list[str] = []  # sessions the app closed
         self.bound: list[tuple[str, list[tuple[str, dict[str, str]]]]] = []  # (session, [(id, info)])
+        self.signals_sent = 0  # Activated and ShortcutsChanged signals sent so far
         self._work: queue.Queue[Callable[[Any], None]] = queue.Queue()
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -122,6 +123,7 @@ class FakePortal:
         conn.send(
             new_signal(DBusAddress(PORTAL_PATH, interface=SHORTCUTS_INTERFACE), member, signature, body)
         )
+        self.signals_sent += 1
 
     # --- the fake's thread ---
 

@@ -155,3 +155,22 @@ def test_the_bus_going_away_mid_session_is_a_failed_binding() -> None:
     listener.stop()
     assert recorder.bindings[0].outcome is BindOutcome.BOUND
     assert recorder.bindings[1].outcome is BindOutcome.FAILED and recorder.bindings[1].detail
+
+
+def test_a_press_right_after_the_binding_is_announced_is_not_missed(bus, portal) -> None:
+    """The listener subscribed to presses only after announcing the binding, so a press in between
+    was lost (a CI run under load missed one); it is subscribed before it creates the session."""
+    recorder = Recorder()
+
+    def press_at_once(binding: PortalBinding) -> None:  # on the listener's thread, before it listens
+        recorder.on_binding(binding)
+        sent = portal.signals_sent
+        portal.activate("start_stop")
+        portal.wait_for(lambda: portal.signals_sent > sent)  # sent before the listener goes on
+
+    listener = start_portal_shortcuts(SHORTCUTS, recorder.on_activated, press_at_once, bus=bus.address)
+    try:
+        portal.wait_for(lambda: recorder.activated)
+        assert [shortcut for shortcut, _ in recorder.activated] == ["start_stop"]
+    finally:
+        listener.stop()

@@ -154,12 +154,17 @@ class PortalShortcuts:
 
     def _run(self) -> None:
         session: str | None = None
+        jeepney = self._jeepney
+        rule = jeepney.MatchRule(type="signal", interface=SHORTCUTS_INTERFACE, path=PORTAL_PATH)
         try:
-            session = self._create_session()
-            binding = self._bind(session)
-            self._on_binding(binding)
-            if binding.outcome is BindOutcome.BOUND:
-                self._listen(session)
+            with self._connection.filter(rule, queue=deque()) as signals:
+                # subscribed before the binding is announced, so no press after it can be missed
+                self._add_match(rule)
+                session = self._create_session()
+                binding = self._bind(session)
+                self._on_binding(binding)
+                if binding.outcome is BindOutcome.BOUND:
+                    self._listen(session, signals)
         except _Stopped:
             pass
         except Exception as exc:  # a portal that breaks the protocol, a bus that goes away
@@ -194,21 +199,18 @@ class PortalShortcuts:
             return PortalBinding(BindOutcome.FAILED, detail="the desktop did not bind the shortcuts")
         return PortalBinding(BindOutcome.BOUND, _triggers(results.get("shortcuts")))
 
-    def _listen(self, session: str) -> None:
+    def _listen(self, session: str, signals: deque) -> None:
         jeepney = self._jeepney
-        rule = jeepney.MatchRule(type="signal", interface=SHORTCUTS_INTERFACE, path=PORTAL_PATH)
-        with self._connection.filter(rule, queue=deque()) as queue:
-            self._add_match(rule)
-            while True:
-                message = self._next(queue)
-                body = message.body
-                if not body or body[0] != session:
-                    continue  # another session's (another app's, or ours from before a restart)
-                member = message.header.fields.get(jeepney.HeaderFields.member)
-                if member == "Activated" and len(body) > 1 and body[1] in self._shortcuts:
-                    self._on_activated(body[1])
-                elif member == "ShortcutsChanged" and len(body) > 1:
-                    self._on_binding(PortalBinding(BindOutcome.BOUND, _triggers(body[1])))
+        while True:
+            message = self._next(signals)
+            body = message.body
+            if not body or body[0] != session:
+                continue  # another session's (another app's, or ours from before a restart)
+            member = message.header.fields.get(jeepney.HeaderFields.member)
+            if member == "Activated" and len(body) > 1 and body[1] in self._shortcuts:
+                self._on_activated(body[1])
+            elif member == "ShortcutsChanged" and len(body) > 1:
+                self._on_binding(PortalBinding(BindOutcome.BOUND, _triggers(body[1])))
 
     def _request(self, method: str, signature: str, body: tuple) -> dict[str, Any]:
         """Call a portal method that answers with a ``Request``, and wait for its ``Response``."""
