@@ -46,12 +46,17 @@ class WordLook:
         return (self.font.key(), self.color, self.outline_width, self.shadow)
 
 
+@dataclass
+class _Kept:
+    drawn: tuple[QImage, QPointF]  # what get() returns
+    paint: int  # the paint that last used it
+
+
 class WordImages:
     def __init__(self, kept_bytes: int = KEPT_BYTES) -> None:
         self.kept_bytes = kept_bytes
         self.drawn = 0  # words drawn so far (the others came from the kept images)
-        self._images: OrderedDict[tuple, tuple[QImage, QPointF]] = OrderedDict()
-        self._used: dict[tuple, int] = {}  # the paint that last used each image
+        self._images: OrderedDict[tuple, _Kept] = OrderedDict()  # least recently used first
         self._paint = 0
         self._bytes = 0
 
@@ -65,21 +70,21 @@ class WordImages:
 
     def get(self, text: str, look: WordLook, device_pixel_ratio: float = 1.0) -> tuple[QImage, QPointF]:
         key = (text, look.key(), device_pixel_ratio)
-        self._used[key] = self._paint
-        found = self._images.get(key)
-        if found is not None:
+        kept = self._images.get(key)
+        if kept is not None:
             self._images.move_to_end(key)
-            return found
-        found = self._images[key] = self._draw(text, look, device_pixel_ratio)
+            kept.paint = self._paint
+            return kept.drawn
+        drawn = self._draw(text, look, device_pixel_ratio)
+        self._images[key] = _Kept(drawn, self._paint)
         self.drawn += 1
-        self._bytes += found[0].sizeInBytes()
+        self._bytes += drawn[0].sizeInBytes()
         while self._bytes > self.kept_bytes:
-            oldest = next(iter(self._images))
-            if self._used[oldest] >= self._paint - 1:
+            oldest = next(iter(self._images.values()))
+            if oldest.paint >= self._paint - 1:
                 break  # used by this paint or the last one: kept over the budget
-            self._bytes -= self._images.pop(oldest)[0].sizeInBytes()
-            del self._used[oldest]
-        return found
+            self._bytes -= self._images.popitem(last=False)[1].drawn[0].sizeInBytes()
+        return drawn
 
     @staticmethod
     def _draw(text: str, look: WordLook, dpr: float) -> tuple[QImage, QPointF]:
