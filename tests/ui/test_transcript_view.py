@@ -88,3 +88,48 @@ def test_a_final_update_with_nothing_said_adds_no_empty_line(qtbot) -> None:
     view = _view(qtbot)
     view.append_update(CaptionUpdate(0, "", "", [], final=True))
     assert view.plain_text() == ""
+
+
+def _line_edges(view: TranscriptView) -> dict[str, tuple[float, float]]:
+    """Each line's first row: how far its text is from the row's left and right edges."""
+    edges = {}
+    block = view.text.document().begin()
+    while block.isValid():
+        row = block.layout().lineAt(0)
+        text = row.naturalTextRect()
+        edges[block.text()] = (text.left() - row.x(), row.x() + row.width() - text.right())
+        block = block.next()
+    return edges
+
+
+def test_arabic_and_hebrew_lines_start_at_the_right_edge(qtbot) -> None:
+    """A right-to-left line starts at the right, where its reader looks for it (it hung off the left
+    edge before); the others, and a right-to-left line still being spoken, keep to their start."""
+    view = _view(qtbot)
+    view.resize(600, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    lines = ["hello everyone", "مرحبا بالجميع", "שלום לכולם", "ok 42"]
+    for i, line in enumerate(lines):
+        view.append_update(CaptionUpdate(i + 1, line, line, [Token(i, line, 0)], utterance_ends=[1]))
+    view.append_update(CaptionUpdate(9, "كيف", "كيف", [Token(9, "كيف", 0)]))  # not ended yet
+    edges = _line_edges(view)
+    assert set(edges) >= {*lines, "كيف"}
+    for line in ("hello everyone", "ok 42"):
+        assert edges[line][0] == 0 and edges[line][1] > 300
+    for line in ("مرحبا بالجميع", "שלום לכולם", "كيف"):
+        assert edges[line][0] > 300 and abs(edges[line][1]) <= 3, (line, edges[line])
+
+
+def test_a_right_to_left_line_that_wraps_fills_its_rows_and_ends_at_the_right(qtbot) -> None:
+    view = _view(qtbot)
+    view.resize(300, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    long_line = " ".join(["مرحبا بالجميع"] * 12)
+    view.append_update(CaptionUpdate(1, long_line, long_line, [Token(1, long_line, 0)], utterance_ends=[1]))
+    layout = view.text.document().firstBlock().layout()
+    assert layout.lineCount() >= 3
+    for i in range(layout.lineCount()):
+        row = layout.lineAt(i)
+        assert abs(row.x() + row.width() - row.naturalTextRect().right()) <= 3

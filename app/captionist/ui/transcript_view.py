@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -36,6 +37,7 @@ class TranscriptView(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMaximumBlockCount(100_000)
+        self._align_each_line_to_its_start()
         self.highlighter = KeywordHighlighter(self.text.document())
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search the transcript")
@@ -57,6 +59,18 @@ class TranscriptView(QWidget):
         find.clicked.connect(lambda: self.find(self.search.text()))
         copy.clicked.connect(self.copy_all)
         self.search.textChanged.connect(lambda _: self.find_status.clear())
+
+    def _align_each_line_to_its_start(self) -> None:
+        """Arabic and Hebrew lines start at the right edge, the others at the left.
+
+        ``QPlainTextEdit`` takes one alignment for the whole document and ignores each line's
+        direction for it, so a right-to-left line hung off the left edge. Justified is the one
+        alignment Qt resolves per line: the last row of a line goes to the line's start (right for
+        a right-to-left line), and a line that wraps fills its earlier rows."""
+        document = self.text.document()
+        option = document.defaultTextOption()
+        option.setAlignment(Qt.AlignmentFlag.AlignJustify)
+        document.setDefaultTextOption(option)
 
     def set_keywords(self, keywords: KeywordList, color: str) -> None:
         self.highlighter.set_keywords(keywords, color)
