@@ -31,7 +31,9 @@ class LanguagePicker(QWidget):
         self.combo.setToolTip("The language spoken. Auto lets the model recognise it.")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("Language"))
+        label = QLabel("Language")
+        label.setBuddy(self.combo)  # what a screen reader calls the combo box
+        layout.addWidget(label)
         layout.addWidget(self.combo)
         self.combo.currentIndexChanged.connect(self._on_chosen)
         self.set_choices([], None)

@@ -35,7 +35,9 @@ class LatencyControl(QWidget):
         self.label.setMinimumWidth(110)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("Latency"))
+        name = QLabel("Latency")
+        name.setBuddy(self.slider)
+        layout.addWidget(name)
         layout.addWidget(self.slider, 1)
         layout.addWidget(self.label)
         self.slider.valueChanged.connect(self._on_moved)
@@ -70,11 +72,14 @@ class LatencyControl(QWidget):
         self.slider.blockSignals(False)
         self.slider.setEnabled(False)
         self.label.setText(text)
+        self.slider.setAccessibleDescription(f"{text}. {self.slider.toolTip()}")
 
     def _show(self) -> None:
         value = self.value_ms()
         only = " (fixed)" if len(self._choices) == 1 else ""
         self.label.setText(f"{value} ms{only}")
+        # the slider's own value is a position (0, 1, 2…): a screen reader says the milliseconds
+        self.slider.setAccessibleDescription(f"{value} ms{only}. {self.slider.toolTip()}")
 
     def _on_moved(self, _index: int) -> None:
         if not self._choices:

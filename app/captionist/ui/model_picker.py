@@ -45,7 +45,9 @@ class ModelPicker(QWidget):
         self.models_dialog: ModelsDialog | None = None
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Model"))
+        label = QLabel("Model")
+        label.setBuddy(self.combo)  # what a screen reader calls the combo box
+        row.addWidget(label)
         row.addWidget(self.combo, 1)
         row.addWidget(import_button)
         row.addWidget(models_button)

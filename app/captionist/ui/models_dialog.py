@@ -75,6 +75,16 @@ class InstallWorker(QObject):
         emit(self.finished, result)
 
 
+def _labelled(text: str, field: QWidget) -> QHBoxLayout:
+    """``field`` after a label that names it (for a screen reader too)."""
+    label = QLabel(text)
+    label.setBuddy(field)
+    row = QHBoxLayout()
+    row.addWidget(label)
+    row.addWidget(field, 1)
+    return row
+
+
 class ModelsDialog(QDialog):
     models_changed = Signal()
 
@@ -117,7 +127,9 @@ class ModelsDialog(QDialog):
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Installed models"))
+        installed_label = QLabel("Installed models")
+        installed_label.setBuddy(self.installed)
+        layout.addWidget(installed_label)
         layout.addWidget(self.installed)
         row = QHBoxLayout()
         row.addWidget(import_button)
@@ -125,9 +137,9 @@ class ModelsDialog(QDialog):
         layout.addLayout(row)
         layout.addWidget(QLabel("Download"))
         layout.addWidget(self.recommended)
-        layout.addWidget(self.catalogue)
+        layout.addLayout(_labelled("Model", self.catalogue))
         layout.addWidget(self.about)
-        layout.addWidget(self.quant)
+        layout.addLayout(_labelled("Size", self.quant))
         row2 = QHBoxLayout()
         row2.addWidget(self.download)
         row2.addWidget(self.cancel_button)

@@ -157,6 +157,7 @@ class Preferences(QDialog):
         pos_row.addWidget(self.position)
         pos_row.addWidget(place)
         form.addRow("Position", pos_row)
+        form.labelForField(pos_row).setBuddy(self.position)
         form.addRow(self.click_through)
         self.wayland_note: QLabel | None = None  # where the compositor places the overlay, not us
         if overlay.compositor_places_windows():
@@ -167,7 +168,9 @@ class Preferences(QDialog):
         self.folder = QLabel(str(settings.transcript_folder()))
         self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         choose = QPushButton("Choose…")
+        choose.setAccessibleName("Choose the transcript folder")
         self.default_folder = QPushButton("Default")
+        self.default_folder.setAccessibleName("Use the default transcript folder")
         self.default_folder.setToolTip(f"Back to {paths.default_transcript_dir()}")
         self.default_folder.setEnabled(bool(settings.transcript_dir))
         self.format = QComboBox()

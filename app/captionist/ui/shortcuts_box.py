@@ -71,6 +71,8 @@ class ShortcutsBox(QGroupBox):
             row.addWidget(edit, 1)
             row.addWidget(clear)
             form.addRow(action.label, row)
+            form.labelForField(row).setBuddy(edit)
+            clear.setAccessibleName(f"Clear the shortcut for {action.label}")
             edit.editingFinished.connect(lambda a=action: self._recorded(a))
             clear.clicked.connect(lambda _=False, a=action: self.set_key(a, ""))
             self.edits[action], self.clear_buttons[action] = edit, clear

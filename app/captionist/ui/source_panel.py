@@ -39,7 +39,9 @@ class SourcePanel(QWidget):
         self._meter_box = QVBoxLayout()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("Audio sources"))
+        title = QLabel("Audio sources")
+        title.setBuddy(self.list)
+        layout.addWidget(title)
         layout.addWidget(self.list, 1)
         layout.addLayout(self._meter_box)
         if note:
@@ -90,6 +92,7 @@ class SourcePanel(QWidget):
             bar.setRange(0, 100)
             bar.setTextVisible(True)
             bar.setFormat(s.name[:40])
+            bar.setAccessibleName(f"Level of {s.name}")
             self.meters[s.id] = bar
             self._meter_box.addWidget(bar)
 

@@ -37,10 +37,12 @@ class TranscriptView(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMaximumBlockCount(100_000)
+        self.text.setAccessibleName("Transcript")
         self._align_each_line_to_its_start()
         self.highlighter = KeywordHighlighter(self.text.document())
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search the transcript")
+        self.search.setAccessibleName("Search the transcript")  # a placeholder is not a name
         self.search.setClearButtonEnabled(True)
         find = QPushButton("Find")
         copy = QPushButton("Copy all")
