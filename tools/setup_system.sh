@@ -4,8 +4,9 @@
 # backend: glslc, Vulkan and SPIR-V headers to build, libvulkan1 to run) with Mesa's drivers (lavapipe gives the
 # tests a Vulkan device without a GPU), and for the tests espeak-ng, PulseAudio, Xvfb, openbox with
 # xdotool (the X11 global-shortcut test: a window manager to focus another window, and typed keys),
-# dbus-daemon (the Wayland shortcut tests run a private session bus with a fake desktop portal)
-# and Chromium (the caption page test opens the page in a real browser while a session runs).
+# dbus-daemon (the Wayland shortcut tests run a private session bus with a fake desktop portal),
+# Chromium (the caption page test opens the page in a real browser while a session runs) and AT-SPI
+# with its Python bindings (the screen reader test reads the app's accessibility tree as Orca does).
 # Elsewhere it only prints what to install.
 set -euo pipefail
 PACKAGES=(
@@ -16,6 +17,7 @@ PACKAGES=(
   libxcb-render-util0 libxcb-image0
   libvulkan1 libvulkan-dev glslc spirv-headers mesa-vulkan-drivers
   espeak-ng pulseaudio pulseaudio-utils xvfb x11-utils openbox xdotool dbus-daemon chromium
+  at-spi2-core python3-gi gir1.2-atspi-2.0
 )
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "setup_system: not a Debian/Ubuntu system; install the equivalents of: ${PACKAGES[*]}" >&2

@@ -10,6 +10,8 @@ Usage::
 Each line is kept with the ``Problem`` it reports, so the window can take a line away when that
 condition ends (the model loaded, the device is back, a source is ticked) while others stay. The
 close button dismisses every line. Distinct lines stack, newest last, at most ``MAX_LINES``.
+A screen reader reads each new line out (``announce``): at once for problems, after what it is
+reading for information; lines added while the window is hidden are read when it appears.
 GUI thread only.
 """
 
@@ -18,9 +20,11 @@ from __future__ import annotations
 from enum import Enum
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from captionist.pipeline.signals import emit
+from captionist.ui.announce import Urgency, announce
 
 MAX_LINES = 3
 
@@ -50,6 +54,8 @@ class Problem(Enum):
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}
+URGENCY = {BannerKind.ERROR: Urgency.INTERRUPT, BannerKind.INFO: Urgency.POLITE}
+DISMISS_NAMES = {BannerKind.ERROR: "Dismiss the problems", BannerKind.INFO: "Dismiss the notices"}
 
 
 class Banner(QFrame):
@@ -68,12 +74,14 @@ class Banner(QFrame):
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setToolTip("Dismiss")
+        self.close_button.setAccessibleName(DISMISS_NAMES[kind])  # not "✕"
         self.close_button.setAutoRaise(True)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.close_button)
         self._lines: list[tuple[str, Problem]] = []
+        self._unread: list[str] = []  # lines a screen reader has not been given yet
         self.close_button.clicked.connect(self.dismiss)
         self.hide()
 
@@ -81,6 +89,7 @@ class Banner(QFrame):
         """Show ``message`` as the newest line (a repeated message moves to the end)."""
         kept = [line for line in self._lines if line[0] != message]
         self._lines = kept[-(MAX_LINES - 1) :] + [(message, problem)]
+        self._unread = [line for line in self._unread if line != message] + [message]
         self._render()
 
     def resolve(self, *problems: Problem) -> None:
@@ -110,3 +119,17 @@ class Banner(QFrame):
     def _render(self) -> None:
         self.label.setText(self.text())
         self.setVisible(bool(self._lines))
+        self._read_out()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._read_out()  # the window appeared with lines added while it was hidden
+
+    def _read_out(self) -> None:
+        shown = {message for message, _ in self._lines}
+        unread = [line for line in self._unread if line in shown]
+        if not self.isVisible() or not unread:
+            self._unread = unread
+            return
+        self._unread = []
+        announce(self, "\n".join(unread), URGENCY[self.kind])
