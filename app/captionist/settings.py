@@ -118,6 +118,7 @@ class Settings:
     transcript_format: str = "txt"
     transcript_timestamps: bool = True
     silence_warning_s: float = 10.0
+    screen_reader_captions: bool = False  # each finished sentence is sent to the screen reader
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     shortcuts: ShortcutSettings = field(default_factory=ShortcutSettings)
     feed: FeedSettings = field(default_factory=FeedSettings)
@@ -234,6 +235,7 @@ _RULES: dict[str, Rule] = {
     "transcript_format": _is_one_of(*FORMATS),
     "transcript_timestamps": _is_bool,
     "silence_warning_s": _is_float(0.5, 86_400.0),
+    "screen_reader_captions": _is_bool,
     "first_run_done": _is_bool,
     "start_at_login": _is_bool,
     "overlay.lines": _is_int(1, 10),

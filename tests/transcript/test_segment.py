@@ -13,7 +13,7 @@ from captionist.transcript import (
     with_utterance_ends,
     wrap_text,
 )
-from captionist.transcript.segment import UtteranceEnd, caption_of, ends_sentence
+from captionist.transcript.segment import UtteranceEnd, caption_of, ends_sentence, sentence_starts
 from captionist.transcript.unspaced import width
 from tests.transcript.tokens import TOKEN_MS, pads, text_of, words
 
@@ -57,6 +57,22 @@ def test_sentence_end_before_closing_quote() -> None:
     caps = segment_tokens(words('He said "stop." Then left.'), token_ms=TOKEN_MS)
     assert [c.text for c in caps] == ['He said "stop."', "Then left."]
     assert ends_sentence("fin.»") and ends_sentence(" 終わり。") and not ends_sentence(" Mr")
+
+
+@pytest.mark.parametrize(
+    ("text", "starts"),
+    [
+        ("Hello there. How are you? Fine", ["How are you? Fine", "Fine"]),
+        ("It grew 3.5 percent.", []),  # a decimal point, and an end with no word after it yet
+        ("Yes.  ", []),
+        ('He said "stop." Then left', ["Then left"]),
+        ("Wait... what", ["what"]),
+        ("你好。我们走吧", ["我们走吧"]),  # Chinese: no space after the full stop
+        ("كيف حالك؟ بخير", ["بخير"]),
+    ],
+)
+def test_sentence_starts_wait_for_the_next_word(text: str, starts: list[str]) -> None:
+    assert [text[i:] for i in sentence_starts(text)] == starts
 
 
 def test_long_text_wraps_into_captions_within_limits() -> None:

@@ -120,6 +120,32 @@ def ends_sentence(piece: str) -> bool:
     return bool(stripped) and stripped[-1] in _SENTENCE_END
 
 
+_UNSPACED_END = "。！？"  # Chinese and Japanese: the next sentence follows without a space
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where in ``text`` a sentence begins after another one ended: after its final punctuation
+    and closing quotes, at the first character of the next word. "3.5" and a sentence end at the
+    very end of ``text`` (the next word is not there yet) are not one."""
+    starts = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] not in _SENTENCE_END:
+            i += 1
+            continue
+        unspaced = text[i] in _UNSPACED_END
+        j = i + 1
+        while j < n and (text[j] in _SENTENCE_END or text[j] in _CLOSERS):
+            j += 1
+        k = j
+        while k < n and text[k].isspace():
+            k += 1
+        if k < n and (k > j or unspaced):
+            starts.append(k)
+        i = k if k > i else i + 1
+    return starts
+
+
 def _text_of(tokens: Sequence[Token]) -> str:
     return "".join(t.piece for t in tokens)
 

@@ -53,6 +53,7 @@ from captionist.pipeline.signals import emit
 from captionist.settings import Settings
 from captionist.ui.about_dialog import AboutDialog, AboutFacts
 from captionist.ui.banner import Banner, BannerKind, Problem
+from captionist.ui.caption_reader import CaptionReader
 from captionist.ui.export_button import ExportButton
 from captionist.ui.global_shortcuts import GlobalShortcuts
 from captionist.ui.help_menu import HelpMenu
@@ -120,6 +121,8 @@ class MainWindow(QMainWindow):
         self.info_banner = Banner(BannerKind.INFO)
         self._lost_devices = LostDevices()
         self.transcript = TranscriptView()
+        # for a screen reader or a braille display, where the user turned it on (Preferences)
+        self.caption_reader = CaptionReader(self.transcript.text, lambda: settings.screen_reader_captions)
         prefs_button = QPushButton("Preferences…")
         self.help_button = HelpMenu(
             lambda: AboutFacts.gather(self.settings, self.model_info, devices=list_devices),
@@ -395,6 +398,7 @@ class MainWindow(QMainWindow):
 
     def _on_caption(self, update: CaptionUpdate) -> None:
         self.transcript.append_update(update)
+        self.caption_reader.add(update)
         if self.overlay is not None:
             self.overlay.show_update(update)
 

@@ -206,7 +206,12 @@ class Preferences(QDialog):
 
         self.tabs = QTabWidget()
         self.tabs.addTab(_page(overlay_box), "Overlay")
-        general = [transcript_box, compute_box]
+        self.screen_reader = QCheckBox("Send the captions to the screen reader, a sentence at a time")
+        self.screen_reader.setToolTip("For speech or a braille display; the focus stays where it is")
+        self.screen_reader.setChecked(settings.screen_reader_captions)
+        reader_box = QGroupBox("Screen reader")
+        QVBoxLayout(reader_box).addWidget(self.screen_reader)
+        general = [transcript_box, compute_box, reader_box]
         self.startup_box: StartupBox | None = None  # "Start Captionist when I log in", where supported
         if login_item is not None:
             self.startup_box = StartupBox(settings, login_item)
@@ -247,6 +252,7 @@ class Preferences(QDialog):
         self.default_folder.clicked.connect(lambda: self.set_folder(None))
         self.format.currentTextChanged.connect(self._apply_transcript)
         self.timestamps.toggled.connect(self._apply_transcript)
+        self.screen_reader.toggled.connect(self._apply_screen_reader)
         self.device.currentIndexChanged.connect(self._apply_device)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
@@ -307,6 +313,10 @@ class Preferences(QDialog):
     def _apply_transcript(self, *_: object) -> None:
         self.settings.transcript_format = self.format.currentText()
         self.settings.transcript_timestamps = self.timestamps.isChecked()
+        emit(self.settings_changed)
+
+    def _apply_screen_reader(self, on: bool) -> None:
+        self.settings.screen_reader_captions = on
         emit(self.settings_changed)
 
     def _apply_device(self, *_: object) -> None:
