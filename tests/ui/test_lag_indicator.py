@@ -53,3 +53,34 @@ def test_a_gap_is_a_line_of_its_own_in_the_overlay_and_the_transcript_pane(app_p
     assert gap.label() == mark
     assert win.overlay.visible_lines() in ([mark], [gap.short_label()])  # one line, never wrapped
     assert mark in win.transcript.plain_text().splitlines()
+
+
+def test_a_screen_reader_is_told_when_captions_fall_behind_and_catch_up(qtbot, monkeypatch) -> None:
+    from captionist.ui import lag_indicator
+    from captionist.ui.announce import Urgency
+
+    said: list[tuple[str, Urgency]] = []
+    monkeypatch.setattr(lag_indicator, "announce", lambda widget, text, urgency: said.append((text, urgency)))
+    now = [0.0]
+    indicator = LagIndicator(clock=lambda: now[0])
+    qtbot.addWidget(indicator)
+    for state, lag in [(LagState.OK, 600), (LagState.CATCHING_UP, 1500), (LagState.OK, 700)]:
+        indicator.show_stats(_stats(state, lag))
+    assert said == []  # keeping up, or raising the latency to keep up: nothing to say
+    indicator.show_stats(_stats(LagState.WARNING, 3100, shed_in_s=4.4))
+    indicator.show_stats(_stats(LagState.WARNING, 3300, shed_in_s=3.2))  # the same news
+    indicator.show_stats(_stats(LagState.SHEDDING, 1200, dropped_ms=9000))
+    indicator.show_stats(_stats(LagState.OK, 600))
+    assert said == [
+        ("Captions are falling behind. lag 3.1 s - falling behind: skipping audio in 4 s", Urgency.POLITE),
+        ("Captions fell behind; audio was skipped. lag 1.2 s - fell behind: 9.0 s of audio skipped so far",
+         Urgency.INTERRUPT),
+        ("Captions caught up. lag 0.6 s", Urgency.POLITE),
+    ]  # fmt: skip
+    now[0] = 10.0  # hovering at the threshold: not told again so soon
+    indicator.show_stats(_stats(LagState.WARNING, 3000))
+    indicator.show_stats(_stats(LagState.OK, 600))
+    assert len(said) == 3
+    now[0] = 40.0
+    indicator.show_stats(_stats(LagState.WARNING, 3000))
+    assert said[3][0].startswith("Captions are falling behind. lag 3.0 s") and said[3][1] is Urgency.POLITE

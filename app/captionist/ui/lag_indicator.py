@@ -8,15 +8,24 @@ Usage::
 
 The text comes from ``lag_text`` (a pure function, one wording per ``LagState``); the widget also
 sets its ``lagState`` property to the state's value and colours itself: amber while audio is about
-to be skipped, red for a while after some was.
+to be skipped, red for a while after some was. A screen reader is told when the captions start to
+fall behind, when audio is skipped (at once) and when they have caught up again; the same news is
+not repeated within ``REPEAT_AFTER_S`` (a lag that hovers at the warning's threshold).
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 from PySide6.QtWidgets import QLabel, QWidget
 
 from captionist.pipeline.events import WorkerStats
 from captionist.pipeline.lag import LagState
+from captionist.ui.announce import Urgency, announce
+
+REPEAT_AFTER_S = 30.0
+_BEHIND = (LagState.WARNING, LagState.SHEDDING)
 
 _COLOURS = {
     LagState.OK: "",
@@ -41,14 +50,34 @@ def lag_text(stats: WorkerStats) -> str:
     return figure
 
 
+def change_news(before: LagState, stats: WorkerStats) -> tuple[str, Urgency] | None:
+    """What a screen reader is told when the state goes from ``before`` to ``stats.lag_state``."""
+    state = stats.lag_state
+    if state == LagState.SHEDDING and before != LagState.SHEDDING:
+        return f"Captions fell behind; audio was skipped. {lag_text(stats)}", Urgency.INTERRUPT
+    if state == LagState.WARNING and before not in _BEHIND:
+        return f"Captions are falling behind. {lag_text(stats)}", Urgency.POLITE
+    if state not in _BEHIND and before in _BEHIND:
+        return f"Captions caught up. {lag_text(stats)}", Urgency.POLITE
+    return None
+
+
 class LagIndicator(QLabel):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__("lag —", parent)
         self.state = LagState.OK
         self.setToolTip("Audio captured but not yet transcribed")
+        self._clock = clock
+        self._told: dict[LagState, float] = {}  # when a screen reader was last told of each state
 
     def show_stats(self, stats: WorkerStats) -> None:
+        news = change_news(self.state, stats)
         self.state = stats.lag_state
+        if news is not None:
+            now, last = self._clock(), self._told.get(stats.lag_state)
+            if last is None or now - last >= REPEAT_AFTER_S:
+                self._told[stats.lag_state] = now
+                announce(self, *news)
         self.setText(lag_text(stats))
         self.setProperty("lagState", stats.lag_state.value)
         self.setStyleSheet(_COLOURS[stats.lag_state])
