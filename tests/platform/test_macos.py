@@ -49,8 +49,8 @@ def test_the_overlay_window_floats_over_full_screen_apps_on_every_space(qtbot) -
         pytest.skip(f"needs QT_QPA_PLATFORM=cocoa, not {QGuiApplication.platformName()}")
     overlay = CaptionOverlay(OverlaySettings())
     qtbot.addWidget(overlay)
-    overlay.show()
-    qtbot.waitExposed(overlay)
+    with qtbot.waitExposed(overlay):  # a context manager: it waits for what its block does
+        overlay.show()
     assert overlay.pin_error is None
     assert isinstance(overlay.pin_result, MacWindowFlags)
     window = objc.objc_object(c_void_p=int(overlay.winId())).window()

@@ -107,8 +107,8 @@ def test_arabic_and_hebrew_lines_start_at_the_right_edge(qtbot) -> None:
     edge before); the others, and a right-to-left line still being spoken, keep to their start."""
     view = _view(qtbot)
     view.resize(600, 300)
-    view.show()
-    qtbot.waitExposed(view)
+    with qtbot.waitExposed(view):
+        view.show()
     lines = ["hello everyone", "مرحبا بالجميع", "שלום לכולם", "ok 42"]
     for i, line in enumerate(lines):
         view.append_update(CaptionUpdate(i + 1, line, line, [Token(i, line, 0)], utterance_ends=[1]))
@@ -124,8 +124,8 @@ def test_arabic_and_hebrew_lines_start_at_the_right_edge(qtbot) -> None:
 def test_a_right_to_left_line_that_wraps_fills_its_rows_and_ends_at_the_right(qtbot) -> None:
     view = _view(qtbot)
     view.resize(300, 300)
-    view.show()
-    qtbot.waitExposed(view)
+    with qtbot.waitExposed(view):
+        view.show()
     long_line = " ".join(["مرحبا بالجميع"] * 12)
     view.append_update(CaptionUpdate(1, long_line, long_line, [Token(1, long_line, 0)], utterance_ends=[1]))
     layout = view.text.document().firstBlock().layout()
@@ -133,3 +133,35 @@ def test_a_right_to_left_line_that_wraps_fills_its_rows_and_ends_at_the_right(qt
     for i in range(layout.lineCount()):
         row = layout.lineAt(i)
         assert abs(row.x() + row.width() - row.naturalTextRect().right()) <= 3
+
+
+def test_ctrl_f_goes_to_the_search_and_f3_finds_the_next_match(qtbot) -> None:
+    view = _view(qtbot)
+    with qtbot.waitActive(view):  # shortcuts work in the active window
+        view.show()
+        view.activateWindow()
+    _say(view, 1, "budget one budget two")
+    view.search.setText("budget")
+    view.text.setFocus()
+    qtbot.keyClick(view.text, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert view.search.hasFocus() and view.search.selectedText() == "budget"
+    view.text.setFocus()
+    qtbot.keyClick(view.text, Qt.Key.Key_F3)
+    first = view.text.textCursor().selectionStart()
+    qtbot.keyClick(view.text, Qt.Key.Key_F3)
+    assert view.text.textCursor().selectedText() == "budget"
+    assert view.text.textCursor().selectionStart() > first  # the next one
+
+
+def test_the_keyboard_moves_through_the_text_and_selects_it(qtbot) -> None:
+    view = _view(qtbot)
+    view.begin_session("USB Mic", datetime(2024, 5, 1, 10, 0))
+    _say(view, 1, "hello world")
+    view.text.setFocus()
+    qtbot.keyClick(view.text, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.text, Qt.Key.Key_Down)
+    qtbot.keyClick(view.text, Qt.Key.Key_End, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text.textCursor().selectedText() == "hello world"
+    assert view.plain_text().endswith("hello world")  # still read-only: nothing typed went in
+    qtbot.keyClicks(view.text, "x")
+    assert view.plain_text().endswith("hello world")

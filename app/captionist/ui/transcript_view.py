@@ -6,6 +6,10 @@ Usage::
     view.append_update(update)   # CaptionUpdate; keeps following the end unless the user scrolled up
     view.find("budget")          # selects the next match (wraps); False and "No match" if none
     view.begin_session("USB Mic") # "— 2024-05-01 10:00 · USB Mic —": each session starts with one
+
+Keys, in the view's window: Ctrl+F (the platform's Find) goes to the search field, F3 (Find next)
+finds the next match. The text is read-only, but the arrow keys move a caret through it and
+Shift+arrows select, so a keyboard or screen reader user can read and copy any part of it.
     view.copy_all()
     view.set_keywords(KeywordList.parse(["alice"]), "#ff9f43")  # keyword alerts, highlighted
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -36,6 +40,9 @@ class TranscriptView(QWidget):
         super().__init__(parent)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
+        self.text.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
         self.text.setMaximumBlockCount(100_000)
         self.text.setAccessibleName("Transcript")
         self._align_each_line_to_its_start()
@@ -61,6 +68,12 @@ class TranscriptView(QWidget):
         find.clicked.connect(lambda: self.find(self.search.text()))
         copy.clicked.connect(self.copy_all)
         self.search.textChanged.connect(lambda _: self.find_status.clear())
+        QShortcut(QKeySequence.StandardKey.Find, self, self.focus_search)
+        QShortcut(QKeySequence.StandardKey.FindNext, self, lambda: self.find(self.search.text()))
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
 
     def _align_each_line_to_its_start(self) -> None:
         """Arabic and Hebrew lines start at the right edge, the others at the left.
