@@ -165,3 +165,25 @@ def test_the_keyboard_moves_through_the_text_and_selects_it(qtbot) -> None:
     assert view.plain_text().endswith("hello world")  # still read-only: nothing typed went in
     qtbot.keyClicks(view.text, "x")
     assert view.plain_text().endswith("hello world")
+
+
+def test_the_view_follows_new_captions_unless_the_reader_scrolled_up(qtbot) -> None:
+    view = _view(qtbot)
+    view.resize(400, 200)
+    with qtbot.waitExposed(view):
+        view.show()
+    bar = view.text.verticalScrollBar()
+    for i in range(60):
+        view.append_update(
+            CaptionUpdate(i + 1, f"line {i}", f"line {i}", [Token(i, f"line {i}", 0)], utterance_ends=[1])
+        )
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()  # following the end
+    view.text.setFocus()
+    qtbot.keyClick(view.text, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)  # to read the start
+    assert bar.value() == 0
+    view.append_update(CaptionUpdate(61, "more", "more", [Token(61, "more", 0)], utterance_ends=[1]))
+    assert bar.value() == 0  # left where the reader is
+    qtbot.keyClick(view.text, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)  # back to the end
+    view.append_update(CaptionUpdate(62, "newest", "newest", [Token(62, "newest", 0)], utterance_ends=[1]))
+    assert bar.value() == bar.maximum()
+    assert view.text.cursorRect().bottom() <= view.text.viewport().height()
