@@ -46,6 +46,7 @@ BAD_FIELDS = {
     "silence_warning_s": float("nan"),
     "delay_ms": -480,
     "first_run_done": "yes",
+    "screen_reader_captions": "on",
     "overlay": {
         "lines": -5,
         "font_size": 10**12,
@@ -65,6 +66,7 @@ def test_each_bad_field_falls_back_alone_and_the_good_ones_stay() -> None:
     assert (s.backend, s.transcript_timestamps) == ("cpu", False)  # valid fields are kept
     assert (s.sources, s.model_path, s.transcript_format, s.transcript_dir) == ([], "", "txt", "")
     assert (s.silence_warning_s, s.delay_ms, s.first_run_done) == (d.silence_warning_s, 0, False)
+    assert s.screen_reader_captions is False
     o = s.overlay
     assert (o.lines, o.font_size, o.text_color, o.background_opacity, o.position) == (
         d.overlay.lines,
