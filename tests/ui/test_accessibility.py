@@ -93,6 +93,13 @@ def test_preferences_controls_have_names_in_every_tab(app: AppParts) -> None:
     assert problems == [], "\n".join(problems)
 
 
+def test_progress_and_level_bars_say_what_they_measure(app: AppParts) -> None:
+    models = app.window.open_models()
+    assert _name(models.progress) == "Download progress"
+    meters = list(app.window.sources.meters.values())
+    assert meters and [_name(m) for m in meters] == ["Level of Mic"]
+
+
 def test_models_dialog_controls_have_names(app: AppParts) -> None:
     problems = _problems(app.window.open_models())
     assert problems == [], "\n".join(problems)

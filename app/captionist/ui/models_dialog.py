@@ -122,6 +122,7 @@ class ModelsDialog(QDialog):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
+        self.progress.setAccessibleName("Download progress")
         self.progress.hide()  # shown while a download runs
         self._failure: str | None = None  # why the running download failed
         self.status = QLabel()
