@@ -72,6 +72,12 @@ def test_words_with_no_sentence_end_are_sent_after_a_pause(qtbot, said, monkeypa
     assert said == []
     qtbot.waitUntil(lambda: said == ["no punctuation here"])
     assert reader.pending() == ""
+    on = [True]
+    reader = _reader(qtbot, on)
+    reader.add(s.update(" turned", " off"))
+    on[0] = False  # in Preferences, before the pause ran out
+    qtbot.waitUntil(lambda: reader.pending() == "")
+    assert said == ["no punctuation here"]
 
 
 def test_a_long_run_without_a_sentence_end_is_cut_between_words(qtbot, said) -> None:

@@ -65,10 +65,11 @@ class CaptionReader(QObject):
             self._quiet.start()  # restarted by each update that brings words
 
     def flush(self) -> None:
-        """Send everything received so far."""
+        """Send everything received so far (nothing if it was turned off meanwhile)."""
         self._quiet.stop()
         text, self._pending = self._pending, ""
-        self._say(text)
+        if self._enabled():
+            self._say(text)
 
     def _send_finished_sentences(self) -> None:
         starts = sentence_starts(self._pending)
