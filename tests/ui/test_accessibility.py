@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from captionist.models.languages import LanguageChoice
 from captionist.ui.app import AppParts, build_app
@@ -123,3 +123,31 @@ def test_the_latency_slider_says_its_value_in_milliseconds(app: AppParts, qtbot)
     assert iface.text(QAccessible.Text.Description).startswith(
         f"{control.value_ms()} ms. Lower: captions sooner"
     )
+
+
+def test_a_keyboard_alone_ticks_a_source_and_starts_and_stops_captions(app_parts, qtbot) -> None:
+    """Tab from the sources to Start, Space to tick and to press: no mouse."""
+    win, controller, _, fake_sd, want = app_parts
+    with qtbot.waitActive(win):
+        win.show()
+        win.activateWindow()
+    sources = win.sources.list
+    sources.setFocus()
+    sources.setCurrentRow(0)
+    qtbot.keyClick(sources, Qt.Key.Key_Space)
+    assert win.sources.selected() == []  # unticked
+    qtbot.keyClick(sources, Qt.Key.Key_Space)
+    assert [s.name for s in win.sources.selected()] == ["USB Mic"]
+    for _ in range(20):  # Tab along the focus chain to Start
+        if win.start_button.hasFocus():
+            break
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert win.start_button.hasFocus()
+    with qtbot.waitSignal(controller.state_changed):
+        qtbot.keyClick(win.start_button, Qt.Key.Key_Space)
+    assert win.start_button.text() == "Stop" and win.start_button.hasFocus()
+    assert fake_sd.streams[-1].done.wait(5)
+    with qtbot.waitSignal(controller.session_finished, timeout=10000):
+        qtbot.keyClick(win.start_button, Qt.Key.Key_Space)
+    body = [line for line in win.transcript.plain_text().splitlines() if not line.startswith("—")]
+    assert " ".join(body).split() == want
