@@ -118,3 +118,38 @@ def test_the_preference_turns_it_on(app_parts, qtbot) -> None:
     assert not prefs.screen_reader.isChecked() and not win.settings.screen_reader_captions
     prefs.screen_reader.setChecked(True)
     assert win.settings.screen_reader_captions
+
+
+def test_random_speech_reaches_the_screen_reader_whole_and_in_order(qtbot, said) -> None:
+    """Whatever the words, punctuation and ends of utterance, what is sent plus what waits is the
+    text, word for word; nothing sent is empty, and the end of the session sends the rest."""
+    import random
+
+    rng = random.Random(41)
+    vocabulary = [
+        "we",
+        "3.5",
+        "ok.",
+        "why?",
+        "no!",
+        "“quoted.”",
+        "你好。",
+        "走吧",
+        "كيف؟",
+        "Dr.",
+        "…",
+        "x" * 40,
+    ]
+    for _ in range(20):
+        said.clear()
+        reader, s = _reader(qtbot), _Session()
+        spoken: list[str] = []
+        for _ in range(rng.randint(1, 40)):
+            pieces = [" " + rng.choice(vocabulary) for _ in range(rng.randint(0, 6))]
+            spoken += [p.strip() for p in pieces]
+            ends = sorted(rng.sample(range(len(pieces) + 1), k=rng.randint(0, min(2, len(pieces) + 1))))
+            reader.add(s.update(*pieces, ends=ends))
+            assert " ".join([*said, reader.pending()]).split() == spoken
+        reader.add(s.update(final=True))
+        assert " ".join(said).split() == spoken and reader.pending() == ""
+        assert all(m.strip() for m in said)
