@@ -8,7 +8,8 @@ gir1.2-atspi-2.0), on the session bus the app will use, before the app starts::
 
 It says it is a screen reader (``org.a11y.Status.ScreenReaderEnabled``, as Orca does), listens for
 announcements, prints ``ready``, and waits until the app shows a push button named ``--button`` and
-has announced a text containing ``--announcement`` (or ``--timeout`` seconds pass). Then it writes
+has announced a text containing ``--announcement``; with ``--until-gone`` instead, until the app
+has come and gone (every announcement of its run). At most ``--timeout`` seconds. Then it writes
 JSON: ``{"found", "announcements": [{"text", "politeness"}], "nodes": [{"role", "name",
 "labelled_by", "description", "focusable", "showing", "depth"}]}``. Standard library and gi only: it
 does not import Captionist (its interpreter may not have it).
@@ -88,8 +89,9 @@ def nodes_of(root: Any) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
-    ap.add_argument("--button", required=True)
-    ap.add_argument("--announcement", required=True)
+    ap.add_argument("--button", default="")
+    ap.add_argument("--announcement", default="")
+    ap.add_argument("--until-gone", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -110,11 +112,16 @@ def main() -> int:
 
     def poll() -> bool:
         app = find_app(args.app)
-        nodes = nodes_of(app) if app is not None else []
-        has_button = any(n["role"] == "push button" and n["name"] == args.button for n in nodes)
-        announced = any(args.announcement in a["text"] for a in announcements)
-        if (has_button and announced) or time.monotonic() > deadline:
+        if args.until_gone:
+            result["found"] = result["found"] or app is not None
+            done = result["found"] and app is None
+        else:
+            nodes = nodes_of(app) if app is not None else []
+            has_button = any(n["role"] == "push button" and n["name"] == args.button for n in nodes)
+            announced = any(args.announcement in a["text"] for a in announcements)
+            done = has_button and announced
             result.update(found=app is not None, nodes=nodes)
+        if done or time.monotonic() > deadline:
             loop.quit()
             return False
         return True
