@@ -119,6 +119,7 @@ class Settings:
     transcript_timestamps: bool = True
     silence_warning_s: float = 10.0
     screen_reader_captions: bool = False  # each finished sentence is sent to the screen reader
+    transcript_text_pt: float = 0.0  # the window's transcript text size (Ctrl++/-); 0: the default
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     shortcuts: ShortcutSettings = field(default_factory=ShortcutSettings)
     feed: FeedSettings = field(default_factory=FeedSettings)
@@ -236,6 +237,7 @@ _RULES: dict[str, Rule] = {
     "transcript_timestamps": _is_bool,
     "silence_warning_s": _is_float(0.5, 86_400.0),
     "screen_reader_captions": _is_bool,
+    "transcript_text_pt": _is_float(0.0, 500.0),
     "first_run_done": _is_bool,
     "start_at_login": _is_bool,
     "overlay.lines": _is_int(1, 10),

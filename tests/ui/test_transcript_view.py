@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from captionist.engine import Token
 from captionist.pipeline.events import CaptionUpdate
@@ -187,3 +188,53 @@ def test_the_view_follows_new_captions_unless_the_reader_scrolled_up(qtbot) -> N
     view.append_update(CaptionUpdate(62, "newest", "newest", [Token(62, "newest", 0)], utterance_ends=[1]))
     assert bar.value() == bar.maximum()
     assert view.text.cursorRect().bottom() <= view.text.viewport().height()
+
+
+def test_ctrl_plus_minus_and_the_wheel_size_the_text_within_bounds(qtbot) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+
+    from captionist.ui.text_zoom import MAX_PT, MIN_PT
+
+    view = _view(qtbot)
+    with qtbot.waitActive(view):
+        view.show()
+        view.activateWindow()
+    default = view.text.font().pointSizeF()
+    sizes: list[float] = []
+    view.zoom.changed.connect(sizes.append)
+    view.text.setFocus()
+    qtbot.keyClick(view.text, Qt.Key.Key_Plus, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.text, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)  # + without Shift
+    assert view.text.font().pointSizeF() == default + 2 and sizes == [default + 1, default + 2]
+    qtbot.keyClick(view.text, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert view.text.font().pointSizeF() == default + 1
+
+    def wheel(dy: int) -> None:
+        pos = QPointF(10, 10)
+        event = QWheelEvent(pos, view.text.viewport().mapToGlobal(QPoint(10, 10)).toPointF(), QPoint(0, 0),
+                            QPoint(0, dy), Qt.MouseButton.NoButton, Qt.KeyboardModifier.ControlModifier,
+                            Qt.ScrollPhase.NoScrollPhase, False)  # fmt: skip
+        QApplication.sendEvent(view.text.viewport(), event)
+
+    for _ in range(200):
+        wheel(120)
+    assert view.text.font().pointSizeF() == MAX_PT
+    for _ in range(200):
+        wheel(-120)
+    assert view.text.font().pointSizeF() == MIN_PT
+    qtbot.keyClick(view.text, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert view.text.font().pointSizeF() == default and sizes[-1] == 0.0  # 0: the default again
+
+
+def test_the_text_size_is_remembered_for_the_next_window(app_parts, qtbot) -> None:
+    from captionist.ui.main_window import MainWindow
+
+    win = app_parts[0]
+    default = win.transcript.text.font().pointSizeF()
+    with qtbot.waitSignal(win.settings_changed):
+        win.transcript.zoom.step(4)
+    assert win.settings.transcript_text_pt == default + 4
+    again = MainWindow(win.controller, win.settings, list_sources=lambda: [], model_store=win.models.store)
+    qtbot.addWidget(again)
+    assert again.transcript.text.font().pointSizeF() == default + 4

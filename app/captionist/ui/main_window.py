@@ -121,6 +121,8 @@ class MainWindow(QMainWindow):
         self.info_banner = Banner(BannerKind.INFO)
         self._lost_devices = LostDevices()
         self.transcript = TranscriptView()
+        self.transcript.zoom.set_size(settings.transcript_text_pt)
+        self.transcript.zoom.changed.connect(self._on_text_size)
         # for a screen reader or a braille display, where the user turned it on (Preferences)
         self.caption_reader = CaptionReader(self.transcript.text, lambda: settings.screen_reader_captions)
         prefs_button = QPushButton("Preferences…")
@@ -395,6 +397,10 @@ class MainWindow(QMainWindow):
             self._lost_devices.clear()  # nothing is captured now, so nothing waits for them
             self.error_banner.resolve(Problem.DEVICE)
             self.meters.session_idle()
+
+    def _on_text_size(self, pt: float) -> None:
+        self.settings.transcript_text_pt = pt
+        emit(self.settings_changed)
 
     def _on_caption(self, update: CaptionUpdate) -> None:
         self.transcript.append_update(update)

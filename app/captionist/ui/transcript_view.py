@@ -6,12 +6,13 @@ Usage::
     view.append_update(update)   # CaptionUpdate; keeps following the end unless the user scrolled up
     view.find("budget")          # selects the next match (wraps); False and "No match" if none
     view.begin_session("USB Mic") # "— 2024-05-01 10:00 · USB Mic —": each session starts with one
-
-Keys, in the view's window: Ctrl+F (the platform's Find) goes to the search field, F3 (Find next)
-finds the next match. The text is read-only, but the arrow keys move a caret through it and
-Shift+arrows select, so a keyboard or screen reader user can read and copy any part of it.
     view.copy_all()
     view.set_keywords(KeywordList.parse(["alice"]), "#ff9f43")  # keyword alerts, highlighted
+
+Keys, in the view's window: Ctrl+F (the platform's Find) goes to the search field, F3 (Find next)
+finds the next match, Ctrl++ and Ctrl+- make the text larger and smaller (``zoom``: Ctrl+wheel too),
+Ctrl+0 resets it. The text is read-only, but the arrow keys move a caret through it and
+Shift+arrows select, so a keyboard or screen reader user can read and copy any part of it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 from captionist.alerts.keywords import KeywordList
 from captionist.pipeline.events import CaptionUpdate
 from captionist.ui.keyword_highlighter import KeywordHighlighter
+from captionist.ui.text_zoom import TextZoom
 
 
 class TranscriptView(QWidget):
@@ -70,6 +72,7 @@ class TranscriptView(QWidget):
         self.search.textChanged.connect(lambda _: self.find_status.clear())
         QShortcut(QKeySequence.StandardKey.Find, self, self.focus_search)
         QShortcut(QKeySequence.StandardKey.FindNext, self, lambda: self.find(self.search.text()))
+        self.zoom = TextZoom(self.text, keys_in=self)  # Ctrl++ / Ctrl+- / Ctrl+0, Ctrl+wheel
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
