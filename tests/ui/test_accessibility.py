@@ -100,6 +100,14 @@ def test_progress_and_level_bars_say_what_they_measure(app: AppParts) -> None:
     assert meters and [_name(m) for m in meters] == ["Level of Mic"]
 
 
+def test_the_colour_buttons_say_which_colour_and_what_it_is_now(app: AppParts) -> None:
+    prefs = app.window.open_preferences()
+    button = prefs.colour_buttons["text_color"]
+    iface = QAccessible.queryAccessibleInterface(button)
+    assert iface.text(QAccessible.Text.Name) == "Text colour"
+    assert iface.text(QAccessible.Text.Description) == f"now {app.settings.overlay.text_color}"
+
+
 def test_models_dialog_controls_have_names(app: AppParts) -> None:
     problems = _problems(app.window.open_models())
     assert problems == [], "\n".join(problems)

@@ -137,6 +137,7 @@ class Preferences(QDialog):
         colours = QHBoxLayout()
         for field, label in COLOUR_FIELDS:
             button = QPushButton(label)
+            button.setAccessibleName(f"{label} colour")  # the colour itself is only seen
             button.clicked.connect(lambda _=False, f=field: self._pick_colour(f))
             self.colour_buttons[field] = button
             colours.addWidget(button)
@@ -295,6 +296,7 @@ class Preferences(QDialog):
             colour = getattr(self.settings.overlay, field)
             text = "#000000" if QColor(colour).lightness() > 128 else "#ffffff"
             button.setStyleSheet(f"background: {colour}; color: {text};")
+            button.setAccessibleDescription(f"now {colour}")
 
     def set_folder(self, folder: Path | None) -> None:
         """Write transcripts to ``folder`` from the next session on (None: the default folder)."""
