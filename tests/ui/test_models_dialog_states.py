@@ -65,3 +65,42 @@ def test_each_quantization_item_shows_its_size_and_ram(qtbot, tmp_path, entry) -
     for text, q in zip(items, entry.quantizations, strict=True):
         sizes = f"{format_gb(q.file_gb)} file, needs ~{format_gb(q.ram_gb)} RAM"
         assert text.startswith(f"{q.type_name}: {sizes}")
+
+
+def test_a_screen_reader_hears_each_stage_once_and_the_outcome(qtbot, tmp_path, monkeypatch) -> None:
+    from captionist.ui import models_dialog
+    from captionist.ui.announce import Urgency
+
+    said: list[tuple[str, Urgency]] = []
+    monkeypatch.setattr(models_dialog, "announce", lambda widget, text, urgency: said.append((text, urgency)))
+
+    def installs(entry, quant, *, cancel, models_dir, on_progress):
+        for done in (0, 4_000_000, 8_000_000, 10_000_000):
+            on_progress("download", done, 10_000_000)
+        on_progress("convert", 0, 1)
+        models_dir.mkdir(parents=True, exist_ok=True)
+        path = models_dir / "new.gguf"
+        path.write_bytes(b"GGUF" + bytes(16))
+        return path
+
+    dialog = _dialog(qtbot, tmp_path, installer=installs)
+    dialog.start_install()
+    qtbot.waitUntil(lambda: dialog.download.isEnabled(), timeout=5000)
+    assert said == [
+        ("Connecting to huggingface.co…", Urgency.POLITE),
+        ("Downloading… 0.00 / 0.01 GB", Urgency.POLITE),  # the later figures are only shown
+        ("Converting to GGUF…", Urgency.POLITE),
+        ("Installed new.gguf", Urgency.POLITE),
+    ]
+    said.clear()
+
+    def fails(entry, quant, *, cancel, models_dir, on_progress):
+        raise NoNetwork("connection reset by huggingface.co")
+
+    dialog.installer = fails
+    dialog.start_install()
+    qtbot.waitUntil(lambda: dialog.download.isEnabled(), timeout=5000)
+    assert said[-1] == (
+        "Download failed: connection reset by huggingface.co Press Download to try again.",
+        Urgency.INTERRUPT,
+    )

@@ -39,6 +39,7 @@ from captionist.models.install import install_model
 from captionist.models.recommend import Hardware, probe_hardware, recommend
 from captionist.models.size_table import format_gb, size_text
 from captionist.pipeline.signals import emit
+from captionist.ui.announce import Urgency, announce
 from captionist.ui.gguf_file_dialog import ask_gguf_file
 
 STAGE_TEXT = {
@@ -125,6 +126,7 @@ class ModelsDialog(QDialog):
         self.progress.setAccessibleName("Download progress")
         self.progress.hide()  # shown while a download runs
         self._failure: str | None = None  # why the running download failed
+        self._stage = ""  # the running download's stage, as last shown
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -213,7 +215,7 @@ class ModelsDialog(QDialog):
         try:
             self.store.delete(item.data(Qt.ItemDataRole.UserRole))
         except (ValueError, OSError) as exc:
-            self.status.setText(str(exc))
+            self._tell(str(exc), Urgency.INTERRUPT)
             return
         self.refresh()
         emit(self.models_changed)
@@ -222,7 +224,7 @@ class ModelsDialog(QDialog):
         try:
             self.store.import_gguf(path)
         except (ValueError, OSError) as exc:
-            self.status.setText(str(exc))
+            self._tell(str(exc), Urgency.INTERRUPT)
             return False
         self.refresh()
         emit(self.models_changed)
@@ -251,7 +253,8 @@ class ModelsDialog(QDialog):
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.show()
-        self.status.setText("Connecting to huggingface.co…")
+        self._stage = ""
+        self._tell("Connecting to huggingface.co…", Urgency.POLITE)
         self._thread.start()
 
     def cancel_install(self) -> None:
@@ -268,12 +271,13 @@ class ModelsDialog(QDialog):
             self.progress.setRange(0, max(1, total // scale))
             self.progress.setValue(done // scale)
         extra = f" {done / 1e9:.2f} / {total / 1e9:.2f} GB" if stage == "download" else ""
-        self.status.setText(f"{STAGE_TEXT.get(stage, stage)}…{extra}")
+        new_stage, self._stage = stage != self._stage, stage  # a screen reader hears each stage once
+        self._tell(f"{STAGE_TEXT.get(stage, stage)}…{extra}", Urgency.POLITE if new_stage else None)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         self._failure = message
-        self.status.setText(f"Download failed: {message}")
+        self.status.setText(f"Download failed: {message}")  # told with the outcome, once it ends
 
     @Slot(object)
     def _on_finished(self, path: object) -> None:
@@ -288,10 +292,17 @@ class ModelsDialog(QDialog):
         self.progress.setValue(0)
         self.progress.hide()  # a bar left at 0 % would say the download is still waiting
         if path:
-            self.status.setText(f"Installed {Path(str(path)).name}")
+            self._tell(f"Installed {Path(str(path)).name}", Urgency.POLITE)
             self.refresh()
             emit(self.models_changed)
         elif cancelled or self._failure is None:
-            self.status.setText("Download cancelled.")
+            self._tell("Download cancelled.", Urgency.POLITE)
         else:
-            self.status.setText(f"Download failed: {self._failure} Press Download to try again.")
+            self._tell(f"Download failed: {self._failure} Press Download to try again.", Urgency.INTERRUPT)
+
+    def _tell(self, text: str, urgency: Urgency | None) -> None:
+        """Show ``text`` under the download; a screen reader reads it too, unless ``urgency`` is None
+        (a progress figure: the stage it belongs to was read when it began)."""
+        self.status.setText(text)
+        if urgency is not None:
+            announce(self, text, urgency)
