@@ -84,3 +84,16 @@ def test_a_screen_reader_is_told_when_captions_fall_behind_and_catch_up(qtbot, m
     now[0] = 40.0
     indicator.show_stats(_stats(LagState.WARNING, 3000))
     assert said[3][0].startswith("Captions are falling behind. lag 3.0 s") and said[3][1] is Urgency.POLITE
+
+
+def test_a_new_session_is_not_told_that_the_last_one_caught_up(qtbot, monkeypatch) -> None:
+    from captionist.ui import lag_indicator
+
+    said: list[str] = []
+    monkeypatch.setattr(lag_indicator, "announce", lambda widget, text, urgency: said.append(text))
+    indicator = LagIndicator(clock=lambda: 0.0)
+    qtbot.addWidget(indicator)
+    indicator.show_stats(_stats(LagState.WARNING, 3100))  # the last session ended behind
+    indicator.session_started()
+    indicator.show_stats(_stats(LagState.OK, 300))
+    assert len(said) == 1 and said[0].startswith("Captions are falling behind")

@@ -70,6 +70,11 @@ class LagIndicator(QLabel):
         self._clock = clock
         self._told: dict[LagState, float] = {}  # when a screen reader was last told of each state
 
+    def session_started(self) -> None:
+        """A new session keeps up until its figures say otherwise: how the last one ended is not
+        news (no "caught up" for it), and its first fall behind is."""
+        self.state = LagState.OK
+
     def show_stats(self, stats: WorkerStats) -> None:
         news = change_news(self.state, stats)
         self.state = stats.lag_state

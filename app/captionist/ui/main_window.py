@@ -393,6 +393,7 @@ class MainWindow(QMainWindow):
         self.model_combo.setEnabled(state is SessionState.IDLE)
         if state is SessionState.RUNNING:
             self.meters.session_running()
+            self.lag_label.session_started()
         elif state is SessionState.IDLE:
             self._lost_devices.clear()  # nothing is captured now, so nothing waits for them
             self.error_banner.resolve(Problem.DEVICE)
