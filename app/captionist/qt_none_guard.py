@@ -10,8 +10,8 @@ taking a reference, which is harmless on Python 3.12 and later, where ``None`` i
 Python 3.10 and 3.11 takes one reference from ``None`` per call. A live session paints its overlay
 many times a second, so ``None``'s count reaches zero within minutes and CPython aborts with "Fatal
 Python error: none_dealloc" (seen after 4 minutes of captioning in a soak on this machine;
-PySide6 6.11.3 does not do it, but it crashed once in our tests where 6.12 never has, so the app
-runs on 6.12 with this guard, and with ``pipeline.signals.emit`` for the references to ``True``).
+PySide6 6.11.3 does not do it). The app runs on 6.12, the release its soaks and CI ran on, with this
+guard, and with ``pipeline.signals.emit`` for the references to ``True``.
 
 It measures the loss with a few thousand ``QObject.setObjectName`` calls. Where there is one, it adds
 ``RESERVE`` references to ``None`` (which is never freed, so references given to it are never

@@ -5,6 +5,7 @@ at the words' times, with the tokens the caption feed numbers."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -33,6 +34,11 @@ def demo() -> engine.Model:
 
 def session(qtbot, fake_sd, model: engine.Model, clip: dict) -> tuple[list[str], list, list[dict]]:
     """One live session on ``clip``: the words heard, the hits, and the feed's events."""
+    # The last session's controller, feed and watcher are garbage now (in reference cycles). Collect
+    # them here, on the GUI thread: left to Python's collector, they could be freed on whatever thread
+    # allocates next, the new session's worker, deleting their QObjects there while this thread
+    # handles their deferred deletes (a segfault in ~QObject, seen in CI about once in four runs).
+    gc.collect()
     pcm, rate = soundfile.read(DEMO_DATA / clip["file"], dtype="float32")
     fake_sd.add_device(clip["file"], rate=rate, channels=1, audio=pcm)
     ctl = SessionController(sd=fake_sd, model_loader=lambda path, backend: model)
