@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
 from captionist.models.languages import LanguageChoice, find_choice
 from captionist.pipeline.signals import emit
+from captionist.ui.buddy_label import buddy_label
 
 
 class LanguagePicker(QWidget):
@@ -31,9 +32,7 @@ class LanguagePicker(QWidget):
         self.combo.setToolTip("The language spoken. Auto lets the model recognise it.")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        label = QLabel("Language")
-        label.setBuddy(self.combo)  # what a screen reader calls the combo box
-        layout.addWidget(label)
+        layout.addWidget(buddy_label("Language", self.combo))
         layout.addWidget(self.combo)
         self.combo.currentIndexChanged.connect(self._on_chosen)
         self.set_choices([], None)

@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
 from captionist.pipeline.signals import emit
+from captionist.ui.buddy_label import buddy_label
 
 
 class LatencyControl(QWidget):
@@ -35,9 +36,7 @@ class LatencyControl(QWidget):
         self.label.setMinimumWidth(110)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        name = QLabel("Latency")
-        name.setBuddy(self.slider)
-        layout.addWidget(name)
+        layout.addWidget(buddy_label("Latency", self.slider))
         layout.addWidget(self.slider, 1)
         layout.addWidget(self.label)
         self.slider.valueChanged.connect(self._on_moved)

@@ -19,10 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QWidget
 
 from captionist.models import ModelStore
 from captionist.pipeline.signals import emit
+from captionist.ui.buddy_label import buddy_label
 from captionist.ui.gguf_file_dialog import ask_gguf_file
 from captionist.ui.models_dialog import ModelsDialog
 
@@ -45,9 +46,7 @@ class ModelPicker(QWidget):
         self.models_dialog: ModelsDialog | None = None
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        label = QLabel("Model")
-        label.setBuddy(self.combo)  # what a screen reader calls the combo box
-        row.addWidget(label)
+        row.addWidget(buddy_label("Model", self.combo))
         row.addWidget(self.combo, 1)
         row.addWidget(import_button)
         row.addWidget(models_button)

@@ -40,6 +40,7 @@ from captionist.models.recommend import Hardware, probe_hardware, recommend
 from captionist.models.size_table import format_gb, size_text
 from captionist.pipeline.signals import emit
 from captionist.ui.announce import Urgency, announce
+from captionist.ui.buddy_label import buddy_label
 from captionist.ui.gguf_file_dialog import ask_gguf_file
 
 STAGE_TEXT = {
@@ -78,10 +79,8 @@ class InstallWorker(QObject):
 
 def _labelled(text: str, field: QWidget) -> QHBoxLayout:
     """``field`` after a label that names it (for a screen reader too)."""
-    label = QLabel(text)
-    label.setBuddy(field)
     row = QHBoxLayout()
-    row.addWidget(label)
+    row.addWidget(buddy_label(text, field))
     row.addWidget(field, 1)
     return row
 
@@ -130,9 +129,7 @@ class ModelsDialog(QDialog):
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
-        installed_label = QLabel("Installed models")
-        installed_label.setBuddy(self.installed)
-        layout.addWidget(installed_label)
+        layout.addWidget(buddy_label("Installed models", self.installed))
         layout.addWidget(self.installed)
         row = QHBoxLayout()
         row.addWidget(import_button)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QProgressBar
 
 from captionist.audio.devices import Source
 from captionist.pipeline.signals import emit
+from captionist.ui.buddy_label import buddy_label
 
 METER_FLOOR_DB = -60.0
 
@@ -39,9 +40,7 @@ class SourcePanel(QWidget):
         self._meter_box = QVBoxLayout()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        title = QLabel("Audio sources")
-        title.setBuddy(self.list)
-        layout.addWidget(title)
+        layout.addWidget(buddy_label("Audio sources", self.list))
         layout.addWidget(self.list, 1)
         layout.addLayout(self._meter_box)
         if note:
