@@ -66,13 +66,17 @@ class TranscriptView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.text, 1)
         layout.addLayout(bar)
-        self.search.returnPressed.connect(lambda: self.find(self.search.text()))
-        find.clicked.connect(lambda: self.find(self.search.text()))
+        self.search.returnPressed.connect(self.find_next)
+        find.clicked.connect(self.find_next)
         copy.clicked.connect(self.copy_all)
         self.search.textChanged.connect(lambda _: self.find_status.clear())
         QShortcut(QKeySequence.StandardKey.Find, self, self.focus_search)
-        QShortcut(QKeySequence.StandardKey.FindNext, self, lambda: self.find(self.search.text()))
+        QShortcut(QKeySequence.StandardKey.FindNext, self, self.find_next)
         self.zoom = TextZoom(self.text, keys_in=self)  # Ctrl++ / Ctrl+- / Ctrl+0, Ctrl+wheel
+
+    def find_next(self) -> bool:
+        """The next match of what the search field holds (Enter, Find, F3)."""
+        return self.find(self.search.text())
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
