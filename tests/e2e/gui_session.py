@@ -5,7 +5,8 @@ Run as a separate process (PortAudio must see the private PulseAudio server from
     python -m tests.e2e.gui_session --source pulse:sink.monitor --seconds 12 --out result.json
 
 It builds the app exactly as ``captionist`` does (``build_app``: settings from ``CAPTIONIST_HOME``,
-the model picker's default, which is the bundled demo model when none is configured), ticks the
+the model picker's default, which is the bundled demo model when none is configured; cyclic garbage
+collected on the GUI thread only, as ``run_gui`` has it), ticks the
 source, presses Start, keeps the Qt event loop running for ``--seconds`` while recording every
 text the caption overlay shows, presses Stop, waits for the session to finish and writes JSON:
 ``{"started", "model", "overlay_texts", "overlay_final", "transcript", "transcript_text"}``.
@@ -34,8 +35,12 @@ def main() -> int:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
+    from PySide6.QtWidgets import QApplication
+
+    from captionist.main_thread_gc import MainThreadCollector
     from captionist.ui.app import build_app
 
+    collector = MainThreadCollector(QApplication.instance() or QApplication(sys.argv[:1]))
     parts = build_app()
     window, overlay = parts.window, parts.overlay
     parts.settings.sources = [args.source]
@@ -78,6 +83,7 @@ def main() -> int:
     result["transcript_text"] = transcript.read_text(encoding="utf-8") if transcript else ""
     args.out.write_text(json.dumps(result, indent=1))
     parts.at_exit()
+    collector.stop()
     parts.app.processEvents()
     return 0 if started else 1
 

@@ -12,6 +12,7 @@ from captionist.audio.devices import DeviceNotFound
 from captionist.pipeline.headless import run_live
 from captionist.transcript import parse
 from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.test_main_thread_gc import Cycle
 
 
 def live_on_null(fake_sd, model_file: Path, dest: Path | None, out: io.StringIO, err: io.StringIO) -> int:
@@ -201,3 +202,50 @@ def test_an_output_whose_disk_stops_answering_at_the_end_does_not_hold_the_exit(
     [kept] = [p for p in dest.parent.glob("*.srt") if p != dest]  # the session's own file stays
     assert f"transcript written to {kept}" in said
     assert "w0" in kept.read_text()
+
+
+class GarbageOnTheWorker(FakeModel):
+    """Each feed (on the inference worker) leaves a reference cycle holding a QObject, and allocates
+    past every collection threshold, as a real session's worker and audio callback do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.freed_on: list[int] = []
+        self.made = 0
+
+    def stream(self, *args, **kwargs):
+        s = super().stream(*args, **kwargs)
+        feed = s.feed
+
+        def feed_and_litter(pcm):
+            Cycle(self.freed_on)
+            self.made += 1
+            churn = [[i] for i in range(5000)]
+            del churn
+            return feed(pcm)
+
+        s.feed = feed_and_litter
+        return s
+
+
+def test_live_frees_cyclic_garbage_on_the_main_thread_only(qapp, fake_sd, wav_48k, tmp_path) -> None:
+    import gc
+    import threading
+
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    model = GarbageOnTheWorker()
+    err = io.StringIO()
+    assert gc.isenabled()
+    status = run_live(
+        str(model_file), "null", 480, tmp_path / "t.txt", 1.5, "auto", sd=fake_sd,
+        model_loader=lambda p, b: model, out=io.StringIO(), err=err,
+    )  # fmt: skip
+    assert status == 0, err.getvalue()
+    assert gc.isenabled()  # given back when the session ended
+    assert model.made > 0
+    gc.collect()  # what was left for after the session
+    assert len(model.freed_on) == model.made
+    assert set(model.freed_on) == {threading.get_ident()}

@@ -53,6 +53,7 @@ from captionist.engine import Token
 from captionist.feed.access import BindAddress, new_token
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.feed.server import FeedError
+from captionist.main_thread_gc import MainThreadCollector
 from captionist.models import default_model_path
 from captionist.models.info import ModelInfo
 from captionist.pipeline.controller import (
@@ -271,6 +272,7 @@ def run_live(
     guard_none_refcount()  # PySide6 6.12 on Python 3.11 would abort a long session
     app = QCoreApplication.instance() or QCoreApplication([])
     feed = start_feed(serve, serve_token, captions_file, out)
+    collector = MainThreadCollector()  # cycles freed here, not on the audio or worker threads
     try:
         ctl = SessionController(
             sd=sd, model_loader=lambda path, backend: loaded, writer_factory=writer_factory
@@ -362,4 +364,5 @@ def run_live(
         print(f"captionist: transcript written to {final}", file=err, flush=True)
         return 1 if failed else 0
     finally:
+        collector.stop()
         feed.shutdown()

@@ -35,6 +35,7 @@ from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.autostart import LoginItem, login_item_for_platform
 from captionist.feed.caption_feed import CaptionFeed
+from captionist.main_thread_gc import MainThreadCollector
 from captionist.pipeline.controller import ModelLoader, SessionController
 from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings, load_settings, save_settings
@@ -293,6 +294,8 @@ def run_gui() -> int:
     if not guard.claim():
         print("Captionist is already running: its window was brought forward.", file=sys.stderr)
         return 0
+    collector = MainThreadCollector(app)  # cycles are freed here, never on the audio or worker threads
+    app.aboutToQuit.connect(collector.stop)
     parts = build_app()
     guard.activated.connect(lambda: bring_forward(parts.window))
     app.aboutToQuit.connect(guard.close)

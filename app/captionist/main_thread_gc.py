@@ -1,0 +1,83 @@
+"""Python's cyclic garbage collector, run only on the Qt main thread.
+
+Usage (once the Qt application exists, on its thread)::
+
+    from captionist.main_thread_gc import MainThreadCollector
+    collector = MainThreadCollector(app)   # automatic collection off; a timer collects on this thread
+    collector.stop()                       # collection goes back to the interpreter
+
+Why: CPython runs its cyclic collector on whichever thread happens to allocate when a generation's
+threshold is passed. In Captionist that is often the audio callback (PortAudio's thread, measured),
+the inference worker or the transcript's disk thread. What the collector frees there includes the
+QObjects of a finished session or download that sit in reference cycles (a signal connected to a
+lambda that holds its owner): deleting a QObject away from its own thread while the main thread
+handles its deferred deletes is a segfault in ``~QObject`` (seen in the test suite about one run in
+four, stop 41). A full collection of a long meeting's objects on the audio callback also holds up
+the capture it should be serving.
+
+So automatic collection is switched off for the whole process and a timer on the main thread asks,
+every ``INTERVAL_MS``, what CPython itself would: the oldest generation whose count is over its
+threshold (``gc.get_threshold()``, so a program's own tuning still counts) is collected. CPython
+checks at every allocation, so a burst (a thread that allocates a lot and frees it again) passes a
+threshold for it, but can be over before the timer looks; so at least every ``FLOOR_INTERVALS``
+intervals the youngest generation is collected anyway if anything was allocated, which also moves
+the older generations' counts on. Objects freed by their last reference going away are freed where
+that happens, as before; only the cycle collector moves.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from PySide6.QtCore import QObject, QTimer
+
+INTERVAL_MS = 100
+FLOOR_INTERVALS = 10  # a second at the default interval
+
+
+class MainThreadCollector(QObject):
+    """While it runs, cyclic garbage is collected on this object's thread and nowhere else."""
+
+    def __init__(self, parent: QObject | None = None, *, interval_ms: int = INTERVAL_MS) -> None:
+        super().__init__(parent)
+        self._restore = gc.isenabled()
+        self.collections = [0, 0, 0]  # run by this collector, per generation
+        self._idle = 0  # intervals since this collector last collected
+        self._stopped = False
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.collect_due)
+        self._timer.start()
+
+    def collect_due(self) -> int | None:
+        """Collect the generation CPython would collect now, if any, or the youngest once the floor is
+        reached; returns the generation collected (None: none was due)."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        if not thresholds[0]:  # a threshold of 0 switches collection off (gc.set_threshold(0))
+            return None
+        due = [g for g in range(min(len(counts), len(thresholds))) if 0 < thresholds[g] < counts[g]]
+        self._idle += 1
+        if due:
+            generation = max(due)
+        elif self._idle >= FLOOR_INTERVALS and counts[0] > 0:
+            generation = 0
+        else:
+            return None
+        gc.collect(generation)
+        self.collections[generation] += 1
+        self._idle = 0
+        return generation
+
+    @property
+    def running(self) -> bool:
+        return not self._stopped
+
+    def stop(self) -> None:
+        """Stop collecting here and give collection back to the interpreter (as it was before)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._timer.stop()
+        if self._restore:
+            gc.enable()

@@ -1,0 +1,110 @@
+"""The cyclic collector runs on the Qt main thread only while a MainThreadCollector runs: cyclic
+garbage made anywhere is freed there, however much other threads allocate, and CPython's own
+per-generation thresholds decide when."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QObject
+
+from captionist.main_thread_gc import FLOOR_INTERVALS, MainThreadCollector
+
+
+@pytest.fixture
+def collector(qapp) -> Iterator[MainThreadCollector]:
+    was = gc.isenabled()
+    thresholds = gc.get_threshold()
+    made = MainThreadCollector(interval_ms=10)
+    yield made
+    made.stop()
+    gc.set_threshold(*thresholds)
+    assert gc.isenabled() == was
+
+
+class Cycle:
+    """Garbage only the cycle collector can free; says on which thread it was freed."""
+
+    def __init__(self, freed_on: list[int]) -> None:
+        self.me = self
+        self.freed_on = freed_on
+        self.qobject = QObject()  # what the app's cycles hold
+
+    def __del__(self) -> None:
+        self.freed_on.append(threading.get_ident())
+
+
+def allocate_on_a_thread(containers: int) -> None:
+    """What the audio callback and the worker do: allocate, far past every threshold."""
+
+    def run() -> None:
+        kept = [[i] for i in range(containers)]
+        del kept
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+
+
+def test_cycles_are_freed_on_the_main_thread_not_where_allocation_happens(qtbot, collector) -> None:
+    assert not gc.isenabled() and collector.running
+    freed_on: list[int] = []
+    Cycle(freed_on)
+    allocate_on_a_thread(200_000)  # with the interpreter's collector, hundreds of collections there
+    assert freed_on == []
+    qtbot.waitUntil(lambda: freed_on != [], timeout=5000)
+    assert freed_on == [threading.get_ident()]
+
+
+def test_the_generation_collected_is_the_oldest_over_its_threshold(collector) -> None:
+    gc.set_threshold(50, 3, 2)
+    collector._timer.stop()  # driven by hand here
+    gc.collect()
+    assert collector.collect_due() is None  # nothing allocated since
+    kept = []
+    due = []
+    for _ in range(15):
+        kept.extend([] for _ in range(51))
+        due.append(collector.collect_due())
+    # as CPython counts: 51 new containers pass gen 0's threshold (50); 4 gen-0 collections pass gen
+    # 1's (3); 3 gen-1 collections pass gen 2's (2), and the oldest due generation is the one collected
+    assert due == [0, 0, 0, 0, 1] * 3
+    kept.extend([] for _ in range(51))
+    assert collector.collect_due() == 2
+    assert collector.collections == [12, 3, 1]
+
+
+def test_a_zero_threshold_still_means_no_collection(collector) -> None:
+    gc.set_threshold(0)
+    collector._timer.stop()
+    kept = [[] for _ in range(10_000)]
+    assert [collector.collect_due() for _ in range(3 * FLOOR_INTERVALS)] == [None] * 3 * FLOOR_INTERVALS
+    assert kept
+
+
+def test_a_burst_that_was_over_before_the_timer_looked_is_collected_within_the_floor(collector) -> None:
+    collector._timer.stop()
+    gc.collect()
+    kept = [[] for _ in range(10)]  # under every threshold: CPython would not collect either
+    due = [collector.collect_due() for _ in range(FLOOR_INTERVALS)]
+    assert due == [None] * (FLOOR_INTERVALS - 1) + [0]
+    assert kept
+
+
+def test_stopping_gives_collection_back_to_the_interpreter(qapp) -> None:
+    assert gc.isenabled()
+    made = MainThreadCollector()
+    assert not gc.isenabled()
+    made.stop()
+    made.stop()  # twice is harmless
+    assert gc.isenabled() and not made.running
+    gc.disable()  # a program that had switched it off keeps it off
+    try:
+        again = MainThreadCollector()
+        again.stop()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
