@@ -145,13 +145,18 @@ def build_app(
     feed.settings_changed.connect(save_timer.start)
 
     def at_exit() -> None:
+        # Quit has closed the windows. Finishing a session can take a while (the worker transcribes
+        # the audio it still has; a hung engine or dead share is waited for, up to its bound), so the
+        # tray icon goes first and the settings are saved now: a relaunch meanwhile starts a new app
+        # (run_gui gave up the instance first), whose settings this one must not overwrite later.
+        tray.withdraw()
+        save_timer.stop()
+        _save(window, settings)
         shortcuts.stop()
         feed.shutdown()
         if preview is not None:
             preview.stop()
         controller.shutdown()
-        save_timer.stop()
-        _save(window, settings)
 
     app.aboutToQuit.connect(at_exit)
     if loaded.notice:
@@ -294,11 +299,13 @@ def run_gui() -> int:
     if not guard.claim():
         print("Captionist is already running: its window was brought forward.", file=sys.stderr)
         return 0
+    # First thing at quit, before the session finishes: a launch while this one finishes out of
+    # sight must start a new app, not ask this one, which no longer answers, to come forward.
+    app.aboutToQuit.connect(guard.close)
     collector = MainThreadCollector(app)  # cycles are freed here, never on the audio or worker threads
     app.aboutToQuit.connect(collector.stop)
     parts = build_app()
     guard.activated.connect(lambda: bring_forward(parts.window))
-    app.aboutToQuit.connect(guard.close)
     parts.window.show()
     if not parts.settings.first_run_done:  # first run: guide the user to a model
         parts.settings.first_run_done = True

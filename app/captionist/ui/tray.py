@@ -64,6 +64,11 @@ class Tray(QObject):
             self.icon.activated.connect(self._on_activated)
             self.icon.show()
 
+    def withdraw(self) -> None:
+        """At quit: the icon goes at once, while the app may still be finishing out of sight."""
+        if self.icon is not None:
+            self.icon.hide()
+
     def show_message(self, title: str, body: str) -> bool:
         """A notification from the tray icon; False where there is no tray (nothing shown)."""
         if self.icon is None or not QSystemTrayIcon.supportsMessages():
