@@ -70,6 +70,7 @@ def child(source: str, work: Path) -> int:
 
     collector = MainThreadCollector(QApplication.instance() or QApplication(sys.argv[:1]))
     parts = build_app()
+    collector.freeze_survivors()
     window = parts.window
     parts.settings.sources = [source]
     window.refresh_sources()

@@ -108,3 +108,23 @@ def test_stopping_gives_collection_back_to_the_interpreter(qapp) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_what_survived_start_up_is_left_out_until_stop(qapp) -> None:
+    freed_on: list[int] = []
+    made = MainThreadCollector()
+    try:
+        old = Cycle(freed_on)
+        made.freeze_survivors()
+        assert gc.get_freeze_count() > 0
+        del old  # garbage now, but frozen: a full collection leaves it
+        gc.collect()
+        assert freed_on == []
+        Cycle(freed_on)  # made after: collected as usual
+        gc.collect()
+        assert len(freed_on) == 1
+    finally:
+        made.stop()
+    assert gc.get_freeze_count() == 0
+    gc.collect()  # given back: the old cycle goes too
+    assert len(freed_on) == 2

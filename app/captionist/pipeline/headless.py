@@ -323,6 +323,7 @@ def run_live(
         wake.start(100)
         if duration is not None:
             QTimer.singleShot(int(duration * 1000), ctl.stop)
+        collector.freeze_survivors()  # a long session's full collections skip the set-up
         try:
             if printer.result is None:
                 app.exec()

@@ -305,6 +305,7 @@ def run_gui() -> int:
     collector = MainThreadCollector(app)  # cycles are freed here, never on the audio or worker threads
     app.aboutToQuit.connect(collector.stop)
     parts = build_app()
+    collector.freeze_survivors()  # start-up's objects: never scanned again (main_thread_gc)
     guard.activated.connect(lambda: bring_forward(parts.window))
     parts.window.show()
     if not parts.settings.first_run_done:  # first run: guide the user to a model
