@@ -227,6 +227,7 @@ def test_idle_meters_come_from_a_preview_closed_during_sessions(qtbot, fake_sd, 
         preview=LevelPreview(lambda chosen: Capture(chosen, sd=fake_sd)),
     )
     qtbot.addWidget(win)
+    win.show()  # the meters run while the window is on screen (test_source_meters.py)
     wait_for_model(qtbot, win)
     preview_stream = fake_sd.streams[-1]
     assert preview_stream.active
