@@ -177,3 +177,30 @@ def test_the_app_starts_with_a_hostile_settings_file(parts, content: bytes) -> N
     assert p.window.error_banner.text()  # the user is told
     assert paths.settings_file().with_name("settings.json.bad").read_bytes() == content
     assert p.settings.sources == [] and p.overlay.isVisible()
+
+
+def test_the_tray_icon_says_whether_captionist_is_listening(parts, qtbot, monkeypatch) -> None:
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    p = parts()
+    assert p.tray.icon is not None
+    assert p.tray.icon.toolTip() == "Captionist: not captioning"
+    model = paths.models_dir() / "m.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"GGUF")
+    p.window.refresh_models()
+    qtbot.waitUntil(lambda: p.window.model_info is not None)
+    tips: list[str] = []
+    p.controller.state_changed.connect(lambda _: tips.append(p.tray.icon.toolTip()))
+    with qtbot.waitSignal(p.controller.state_changed):
+        p.tray.start_stop.trigger()
+    assert p.tray.icon.toolTip() == "Captionist: captioning"
+    with qtbot.waitSignal(p.controller.session_finished, timeout=10000):
+        p.tray.start_stop.trigger()
+    assert tips == [
+        "Captionist: captioning",
+        "Captionist: finishing the transcript",
+        "Captionist: not captioning",
+    ]
+    p.tray.icon.hide()

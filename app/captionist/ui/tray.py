@@ -8,7 +8,9 @@ Usage::
     tray.show_message("“Alice” was said", "…")        # a notification; False where there is no tray
 
 The tray menu is the always-reachable way back from click-through mode (with the global
-shortcuts where they work, and ``Ctrl+Shift+T`` while a Captionist window has focus).
+shortcuts where they work, and ``Ctrl+Shift+T`` while a Captionist window has focus). The icon's
+tooltip says whether Captionist is captioning, which is whether it is listening: with the window
+closed to the tray, that is the one place to see it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
+
+TOOLTIPS = {
+    SessionState.IDLE: "Captionist: not captioning",
+    SessionState.RUNNING: "Captionist: captioning",
+    SessionState.STOPPING: "Captionist: finishing the transcript",
+}
 
 
 class Tray(QObject):
@@ -59,7 +67,7 @@ class Tray(QObject):
         self.icon: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.icon = QSystemTrayIcon(icon, self)
-            self.icon.setToolTip("Captionist")
+            self.icon.setToolTip(TOOLTIPS[SessionState.IDLE])
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(self._on_activated)
             self.icon.show()
@@ -100,3 +108,5 @@ class Tray(QObject):
     def _on_state(self, state: SessionState) -> None:
         self.start_stop.setText("Stop captions" if state == SessionState.RUNNING else "Start captions")
         self.start_stop.setEnabled(state != SessionState.STOPPING)
+        if self.icon is not None:
+            self.icon.setToolTip(TOOLTIPS[state])
