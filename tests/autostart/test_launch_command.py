@@ -1,4 +1,5 @@
-"""The command a login item runs: the bundle's executable when frozen, else ``python -m captionist``."""
+"""The command a login item runs: the bundle's executable when frozen, else ``python -m captionist``;
+either way with ``--in-tray``, so at login the app waits in the tray."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ def test_a_pip_install_runs_this_python_with_dash_m() -> None:
         "/venv/bin/python3",
         "-m",
         "captionist",
+        "--in-tray",
     ]
-    assert launch_command(is_frozen=False, platform="linux") == [sys.executable, "-m", "captionist"]
+    here = launch_command(is_frozen=False, platform="linux")
+    assert here == [sys.executable, "-m", "captionist", "--in-tray"]
 
 
 def test_the_frozen_bundle_runs_its_own_executable() -> None:
     exe = "/Applications/Captionist.app/Contents/MacOS/Captionist"
-    assert launch_command(is_frozen=True, executable=exe, platform="darwin") == [exe]
+    assert launch_command(is_frozen=True, executable=exe, platform="darwin") == [exe, "--in-tray"]
 
 
 def test_windows_prefers_pythonw_so_no_console_opens(tmp_path: Path) -> None:
@@ -36,6 +39,7 @@ def test_windows_prefers_pythonw_so_no_console_opens(tmp_path: Path) -> None:
         str(folder / "pythonw.exe"),
         "-m",
         "captionist",
+        "--in-tray",
     ]
 
 

@@ -174,6 +174,22 @@ def test_quit_after_is_only_the_whole_command_line(args: list[str], expected: fl
     assert entry.quit_after_seconds(args) == expected
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], (False, None)),
+        (["--in-tray"], (True, None)),
+        (["--in-tray", "--quit-after", "3"], (True, 3.0)),
+        (["--quit-after", "3", "--in-tray"], (True, 3.0)),
+        (["--in-tray", "--in-tray"], None),
+        (["--in-tray", "transcribe", "a.wav"], None),
+        (["transcribe", "--in-tray"], None),
+    ],
+)
+def test_the_desktop_app_takes_in_tray_and_quit_after_only(args: list[str], expected: object) -> None:
+    assert entry.gui_request(args) == expected
+
+
 def test_gui_quits_by_itself_after_quit_after(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CAPTIONIST_HOME": str(tmp_path / "home")}
     out = subprocess.run(

@@ -1,4 +1,5 @@
-"""The command a login item runs: the frozen bundle's executable, else this Python with ``-m captionist``."""
+"""The command a login item runs: the frozen bundle's executable, else this Python with ``-m captionist``,
+with ``--in-tray``: at login the app waits in the tray instead of opening its window."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import sys
 from pathlib import Path
 
 from captionist import frozen
+
+IN_TRAY = "--in-tray"  # the desktop app starts with its window closed to the tray (captionist.__main__)
 
 
 def launch_command(
@@ -19,10 +22,10 @@ def launch_command(
     is_frozen = frozen.is_frozen() if is_frozen is None else is_frozen
     exe = executable or sys.executable
     if is_frozen:
-        return [exe]
+        return [exe, IN_TRAY]
     if platform == "win32":
         path = Path(exe)
         windowed = path.with_name("pythonw.exe")
         if path.name.lower() == "python.exe" and windowed.is_file():
             exe = str(windowed)
-    return [exe, "-m", "captionist"]
+    return [exe, "-m", "captionist", IN_TRAY]

@@ -280,6 +280,12 @@ def _save(window: MainWindow, settings: Settings) -> None:
         window.show_notice(f"could not save settings: {exc}")
 
 
+def _can_wait_in_tray(parts: AppParts) -> bool:
+    window = parts.window
+    quiet = not window.error_banner.text() and not window.info_banner.text()
+    return parts.tray.icon is not None and parts.settings.first_run_done and quiet
+
+
 def bring_forward(window: MainWindow) -> None:
     """Show ``window`` on top (a second launch asked for it)."""
     if window.isMinimized():
@@ -289,11 +295,14 @@ def bring_forward(window: MainWindow) -> None:
     window.activateWindow()
 
 
-def run_gui() -> int:
+def run_gui(*, in_tray: bool = False) -> int:
     """Start the desktop app and run until it quits; returns the exit status.
 
     If Captionist already runs for this user, its window is brought forward and this returns 0
-    without opening anything (no second capture, transcript or recovery)."""
+    without opening anything (no second capture, transcript or recovery). ``in_tray`` (how a login
+    item starts it): the window stays closed to the tray, unless there is no tray icon to reopen it
+    from, it is the first run, or the window has something to say (a problem, a recovered
+    transcript, a missing source)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     guard = InstanceGuard()
     if not guard.claim():
@@ -307,7 +316,8 @@ def run_gui() -> int:
     parts = build_app()
     collector.freeze_survivors()  # start-up's objects: never scanned again (main_thread_gc)
     guard.activated.connect(lambda: bring_forward(parts.window))
-    parts.window.show()
+    if not (in_tray and _can_wait_in_tray(parts)):
+        parts.window.show()
     if not parts.settings.first_run_done:  # first run: guide the user to a model
         parts.settings.first_run_done = True
         parts.save_timer.start()
