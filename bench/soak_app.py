@@ -57,8 +57,6 @@ def child(source: str, work: Path) -> int:
         ms = (time.perf_counter() - began.pop(threading.get_ident(), time.perf_counter())) * 1000
         collections.setdefault(key, []).append(round(ms, 2))
 
-    gc.callbacks.append(on_gc)
-
     def pump(ms: int) -> None:
         loop = QEventLoop()
         QTimer.singleShot(ms, loop.quit)
@@ -71,6 +69,7 @@ def child(source: str, work: Path) -> int:
     collector = MainThreadCollector(QApplication.instance() or QApplication(sys.argv[:1]))
     parts = build_app()
     collector.freeze_survivors()
+    gc.callbacks.append(on_gc)  # from here: the collections while the app runs, not start-up's own
     window = parts.window
     parts.settings.sources = [source]
     window.refresh_sources()
