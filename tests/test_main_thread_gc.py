@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtCore import QObject
 
-from captionist.main_thread_gc import FLOOR_INTERVALS, MainThreadCollector
+from captionist.main_thread_gc import FLOOR_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS, MainThreadCollector
 
 
 @pytest.fixture
@@ -81,17 +81,47 @@ def test_a_zero_threshold_still_means_no_collection(collector) -> None:
     gc.set_threshold(0)
     collector._timer.stop()
     kept = [[] for _ in range(10_000)]
-    assert [collector.collect_due() for _ in range(3 * FLOOR_INTERVALS)] == [None] * 3 * FLOOR_INTERVALS
+    assert [collector.collect_due() for _ in range(30)] == [None] * 30
     assert kept
 
 
-def test_a_burst_that_was_over_before_the_timer_looked_is_collected_within_the_floor(collector) -> None:
-    collector._timer.stop()
-    gc.collect()
-    kept = [[] for _ in range(10)]  # under every threshold: CPython would not collect either
-    due = [collector.collect_due() for _ in range(FLOOR_INTERVALS)]
-    assert due == [None] * (FLOOR_INTERVALS - 1) + [0]
-    assert kept
+def ticks_to_the_floor() -> int:
+    """Looks that find nothing due, from the shortest interval, until FLOOR_MS have gone by."""
+    ticks, waited, interval = 0, 0, MIN_INTERVAL_MS
+    while waited < FLOOR_MS:
+        ticks, waited, interval = ticks + 1, waited + interval, min(interval * 2, MAX_INTERVAL_MS)
+    return ticks
+
+
+def test_a_burst_that_was_over_before_the_timer_looked_is_collected_within_the_floor(qapp) -> None:
+    made = MainThreadCollector()
+    try:
+        made._timer.stop()
+        gc.collect()
+        kept = [[] for _ in range(10)]  # under every threshold: CPython would not collect either
+        due = [made.collect_due() for _ in range(ticks_to_the_floor())]
+        assert due == [None] * (len(due) - 1) + [0]
+        assert kept
+    finally:
+        made.stop()
+
+
+def test_it_looks_less_often_while_nothing_is_due_and_often_again_when_busy(qapp) -> None:
+    made = MainThreadCollector()
+    try:
+        made._timer.stop()
+        assert made.interval_ms == MIN_INTERVAL_MS
+        gc.collect()
+        intervals = []
+        for _ in range(8):
+            made.collect_due()
+            intervals.append(made.interval_ms)
+        assert intervals[:4] == [200, 400, 800, 1600] and set(intervals[4:]) == {MAX_INTERVAL_MS}
+        kept = [[] for _ in range(gc.get_threshold()[0] + 1)]  # a session allocating
+        assert made.collect_due() == 0 and made.interval_ms == MIN_INTERVAL_MS
+        assert kept
+    finally:
+        made.stop()
 
 
 def test_stopping_gives_collection_back_to_the_interpreter(qapp) -> None:
