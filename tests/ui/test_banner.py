@@ -116,3 +116,19 @@ def test_recovery_notice_without_a_session_exports_nothing(app_parts) -> None:
     win = app_parts[0]
     win.show_recovery_notice("One journal could not be read; it was set aside.", None)
     assert not win.info_banner.isHidden() and not win.export_button.isEnabled()
+
+
+def test_added_is_said_once_per_line_shown(qtbot) -> None:
+    from captionist.ui.banner import Banner, BannerKind
+
+    banner = Banner(BannerKind.ERROR)
+    qtbot.addWidget(banner)
+    added: list[str] = []
+    banner.added.connect(added.append)
+    banner.show_message("mic gone", Problem.DEVICE)
+    banner.show_message("disk full")
+    banner.show_message("mic gone", Problem.DEVICE)  # a repeat moves to the end: not new
+    assert added == ["mic gone", "disk full"] and banner.text() == "disk full\nmic gone"
+    banner.resolve(Problem.DEVICE)
+    banner.show_message("mic gone", Problem.DEVICE)  # it went, and came up again: new
+    assert added == ["mic gone", "disk full", "mic gone"]

@@ -14,7 +14,8 @@ PortAudio) show in the window instead of stopping the app. ``run_gui`` keeps one
 (``single_instance``): a second launch brings the first window forward. Settings are saved half a
 second after each change and at exit; at exit a running session is finished first. The caption feed
 starts if it is switched on (a port in use shows a notice; the app goes on without it); keyword
-alerts are highlighted in the overlay and the transcript, sent on the feed and announced.
+alerts are highlighted in the overlay and the transcript, sent on the feed and announced. A problem
+that comes up while the window is closed to the tray or minimized is a tray notification too.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from captionist.shortcut_keys import ShortcutAction, key_set
 from captionist.transcript.folders import remembered_folders
 from captionist.transcript.recovery import RecoveryReport
 from captionist.ui.alert_notifier import AlertNotifier
+from captionist.ui.away_notifier import AwayNotifier
 from captionist.ui.banner import Problem
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
@@ -70,6 +72,7 @@ class AppParts:
     feed: CaptionFeed
     alerts: KeywordAlerts
     notifier: AlertNotifier
+    away: AwayNotifier  # problems shown while the window is away: a tray notification
 
 
 def build_app(
@@ -133,6 +136,8 @@ def build_app(
     tray = Tray(app.windowIcon(), window, overlay, controller)
     _connect_shortcuts(shortcuts, window, overlay, tray)
     notifier = AlertNotifier(settings.alerts, show_message=tray.show_message, fallback=window.show_notice)
+    away = AwayNotifier(window, show_message=tray.show_message)
+    window.error_banner.added.connect(away.problem)
     _connect_alerts(settings, alerts, feed, notifier, window, overlay)
     app.setQuitOnLastWindowClosed(tray.icon is None)
 
@@ -168,7 +173,7 @@ def build_app(
     _connect_feed_errors(feed, window)
     feed.apply()
     return AppParts(app, settings, controller, overlay, window, tray, save_timer, at_exit, shortcuts, feed,
-                    alerts, notifier)  # fmt: skip
+                    alerts, notifier, away)  # fmt: skip
 
 
 def _connect_feed_errors(feed: CaptionFeed, window: MainWindow) -> None:

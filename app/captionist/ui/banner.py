@@ -60,6 +60,7 @@ DISMISS_NAMES = {BannerKind.ERROR: "Dismiss the problems", BannerKind.INFO: "Dis
 
 class Banner(QFrame):
     dismissed = Signal()  # the user closed it
+    added = Signal(str)  # a line that was not showing is shown now (a repeat moving to the end is not)
 
     def __init__(self, kind: BannerKind, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,9 +89,12 @@ class Banner(QFrame):
     def show_message(self, message: str, problem: Problem = Problem.GENERAL) -> None:
         """Show ``message`` as the newest line (a repeated message moves to the end)."""
         kept = [line for line in self._lines if line[0] != message]
+        new = len(kept) == len(self._lines)
         self._lines = kept[-(MAX_LINES - 1) :] + [(message, problem)]
         self._unread = [line for line in self._unread if line != message] + [message]
         self._render()
+        if new:
+            emit(self.added, message)
 
     def resolve(self, *problems: Problem) -> None:
         """The conditions ``problems`` have ended: remove their lines (hide when none is left)."""
