@@ -196,3 +196,13 @@ def test_start_at_login_must_be_a_bool_and_defaults_to_off(value: object) -> Non
     assert result.notice is not None and "start_at_login" in result.notice
     write(json.dumps({"start_at_login": True}).encode())
     assert load_settings().settings.start_at_login is True
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None], ids=["text", "int", "null"])
+def test_only_while_captioning_must_be_a_bool_and_defaults_to_off(value: object) -> None:
+    write(json.dumps({"overlay": {"only_while_captioning": value, "lines": 3}}).encode())
+    result = load_settings()
+    assert result.settings.overlay.only_while_captioning is False and result.settings.overlay.lines == 3
+    assert result.notice is not None and "overlay.only_while_captioning" in result.notice
+    write(json.dumps({"overlay": {"only_while_captioning": True}}).encode())
+    assert load_settings().settings.overlay.only_while_captioning is True

@@ -61,6 +61,7 @@ class OverlaySettings:
     position: str = "bottom"  # top | bottom | centre | custom
     click_through: bool = False
     visible: bool = True
+    only_while_captioning: bool = False  # hidden while no session runs (ui/overlay_presence.py)
     geometry: dict[str, list[int]] = field(default_factory=dict)  # screen name -> [x, y, w, h]
 
 
@@ -252,6 +253,7 @@ _RULES: dict[str, Rule] = {
     "overlay.position": _is_one_of(*OVERLAY_POSITIONS),
     "overlay.click_through": _is_bool,
     "overlay.visible": _is_bool,
+    "overlay.only_while_captioning": _is_bool,
     "shortcuts.enabled": _is_bool,
     **{f"shortcuts.{action.value}": _is_key_sequence for action in ShortcutAction},
     "feed.enabled": _is_bool,

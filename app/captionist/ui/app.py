@@ -167,8 +167,8 @@ def build_app(
     if loaded.notice:
         window.show_error(loaded.notice)
     _recover(window, settings, started)
-    if settings.overlay.visible:
-        overlay.show()
+    tray.presence.apply()  # the overlay as chosen (only while captioning: hidden until a session)
+    window.settings_changed.connect(tray.presence.apply)  # Preferences' "only while captioning"
     shortcuts.apply()
     _connect_feed_errors(feed, window)
     feed.apply()
@@ -197,7 +197,7 @@ def _connect_shortcuts(
     shortcuts cannot), except while a global shortcut has the same keys: one press would act twice."""
     actions: dict[ShortcutAction, Callable[[], None]] = {
         ShortcutAction.START_STOP: window.toggle_session,  # as the Start/Stop button and the tray
-        ShortcutAction.SHOW_OVERLAY: lambda: tray.set_overlay_visible(not overlay.isVisible()),
+        ShortcutAction.SHOW_OVERLAY: lambda: tray.set_overlay_visible(not overlay.settings.visible),
         ShortcutAction.CLICK_THROUGH: lambda: overlay.set_click_through(not overlay.is_click_through()),
     }
     shortcuts.triggered.connect(lambda action: actions[action]())

@@ -133,6 +133,8 @@ class Preferences(QDialog):
         place = QPushButton("Place on this screen")
         self.click_through = QCheckBox(f"Click-through (undo from the tray menu or {CLICK_THROUGH_SHORTCUT})")
         self.click_through.setChecked(o.click_through)
+        self.only_while_captioning = QCheckBox("Only while captioning (hidden when no session runs)")
+        self.only_while_captioning.setChecked(o.only_while_captioning)
         self.colour_buttons: dict[str, QPushButton] = {}
         colours = QHBoxLayout()
         for field, label in COLOUR_FIELDS:
@@ -160,6 +162,7 @@ class Preferences(QDialog):
         form.addRow("Position", pos_row)
         form.labelForField(pos_row).setBuddy(self.position)
         form.addRow(self.click_through)
+        form.addRow(self.only_while_captioning)
         self.wayland_note: QLabel | None = None  # where the compositor places the overlay, not us
         if overlay.compositor_places_windows():
             self.wayland_note = QLabel(WAYLAND_OVERLAY_NOTE)
@@ -246,6 +249,7 @@ class Preferences(QDialog):
         self.opacity.valueChanged.connect(self._apply_overlay)
         self.outline.toggled.connect(self._apply_overlay)
         self.shadow.toggled.connect(self._apply_overlay)
+        self.only_while_captioning.toggled.connect(self._apply_overlay)
         place.clicked.connect(lambda: self.overlay.apply_position(self.position.currentText()))
         self.click_through.toggled.connect(self.overlay.set_click_through)
         self.overlay.click_through_changed.connect(self._show_click_through)
@@ -275,6 +279,7 @@ class Preferences(QDialog):
         o.font_size = self.font_size.value()
         o.background_opacity = self.opacity.value() / 100
         o.outline, o.shadow = self.outline.isChecked(), self.shadow.isChecked()
+        o.only_while_captioning = self.only_while_captioning.isChecked()
         self.overlay.apply_settings()
         emit(self.settings_changed)
 

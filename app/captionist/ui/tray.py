@@ -24,6 +24,7 @@ from captionist.pipeline.session_state import SessionState
 from captionist.pipeline.signals import emit
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
+from captionist.ui.overlay_presence import OverlayPresence
 
 TOOLTIPS = {
     SessionState.IDLE: "Captionist: not captioning",
@@ -38,6 +39,7 @@ class Tray(QObject):
     ):
         super().__init__(window)
         self.window, self.overlay, self.controller = window, overlay, controller
+        self.presence = OverlayPresence(overlay, controller, parent=self)
         self.menu = QMenu()
         self.start_stop = QAction("Start captions", self.menu)
         self.show_overlay = QAction("Show captions", self.menu, checkable=True)
@@ -85,8 +87,9 @@ class Tray(QObject):
         return True
 
     def set_overlay_visible(self, visible: bool) -> None:
+        """The user's choice (with "only while captioning", shown only while a session runs)."""
         self.overlay.settings.visible = visible
-        self.overlay.setVisible(visible)
+        self.presence.apply()
         if self.show_overlay.isChecked() != visible:
             self.show_overlay.setChecked(visible)
         emit(self.window.settings_changed)
