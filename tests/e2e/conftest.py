@@ -1,4 +1,5 @@
-"""Fixtures of the end-to-end tests: a private PulseAudio daemon with a null sink, and the model."""
+"""Fixtures of the end-to-end tests: a private PulseAudio daemon with a null sink, the model, and a
+private X desktop (Xvfb and openbox) for the tests that run the real app's windows."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from captionist import paths
 from tests.e2e.pulse_server import PulseServer, PulseUnavailable
+from tests.ui.x11_desktop import X11Desktop, X11Unavailable
 
 SINK = "captionist_e2e"
 
@@ -52,3 +54,16 @@ def model() -> Path:
     path = Path(chosen) if chosen else paths.bundled_demo_model()
     assert path.is_file(), f"no model for the end-to-end test: {path}"
     return path
+
+
+@pytest.fixture
+def desktop() -> Iterator[X11Desktop]:
+    """A private X desktop, or a skip (a failure under ``.ci/run``) saying what is missing."""
+    try:
+        started = X11Desktop.start()
+    except X11Unavailable as exc:
+        unavailable(f"this end-to-end test needs an X desktop (Xvfb, openbox, xdotool, xev): {exc}")
+    try:
+        yield started
+    finally:
+        started.close()

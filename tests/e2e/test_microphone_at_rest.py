@@ -8,31 +8,19 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from captionist.settings import Settings, save_settings
-from tests.e2e.conftest import SINK, unavailable
+from tests.e2e.conftest import SINK
 from tests.e2e.pulse_server import PulseServer
-from tests.ui.x11_desktop import X11Desktop, X11Unavailable
+from tests.ui.x11_desktop import X11Desktop
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent.parent
 WAIT_S = 30.0  # bounds a broken run; each change shows in well under a second
-
-
-@pytest.fixture
-def desktop() -> Iterator[X11Desktop]:
-    try:
-        desktop = X11Desktop.start()
-    except X11Unavailable as exc:
-        unavailable(f"the microphone test needs an X desktop: {exc}")
-    try:
-        yield desktop
-    finally:
-        desktop.close()
 
 
 def until(check: Callable[[], bool]) -> bool:

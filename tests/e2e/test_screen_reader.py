@@ -27,7 +27,6 @@ from tests.e2e.conftest import SINK, unavailable
 from tests.e2e.pulse_server import PulseServer
 from tests.e2e.test_live_capture import CAPTURE_S, speak_to
 from tests.fakes.fake_portal import PrivateBus
-from tests.ui.x11_desktop import X11Desktop, X11Unavailable
 
 pytestmark = pytest.mark.e2e
 
@@ -50,18 +49,6 @@ def _python_with_atspi() -> str | None:
         ):
             return python
     return None
-
-
-@pytest.fixture
-def desktop() -> Iterator[X11Desktop]:
-    try:
-        desktop = X11Desktop.start()
-    except X11Unavailable as exc:
-        unavailable(f"the screen reader test needs an X display: {exc}")
-    try:
-        yield desktop
-    finally:
-        desktop.close()
 
 
 @dataclass
