@@ -39,8 +39,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_no_arguments_start_the_gui(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    _fake_module(monkeypatch, "captionist.ui.app", run_gui=lambda: calls.append("gui") or 0)
-    assert main([]) == 0 and calls == ["gui"]
+    _fake_module(monkeypatch, "captionist.ui.app", run_gui=lambda in_tray: calls.append(("gui", in_tray)))
+    assert main([]) == 0 and calls == [("gui", False)]
+    assert main(["--in-tray"]) == 0 and calls[-1] == ("gui", True)  # what a login item runs
 
 
 def test_no_gui_available_says_so(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
