@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QApplication, QWidget
 
+from captionist.ui.on_screen import on_screen
+
 TITLE = "Captionist: a problem"
 ShowMessage = Callable[[str, str], bool]  # (title, body) -> shown by the tray
 
@@ -35,7 +37,7 @@ class AwayNotifier:
 
     def problem(self, message: str) -> None:
         """``message`` was added to the window's problems: pass it on if the window is away."""
-        if self._window.isVisible() and not self._window.isMinimized():
+        if on_screen(self._window):
             return
         self.shown.append(message)
         if not self._show_message(TITLE, message):

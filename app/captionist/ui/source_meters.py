@@ -28,6 +28,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 from captionist.ui.level_preview import LevelPreview
+from captionist.ui.on_screen import on_screen
 from captionist.ui.source_panel import SourcePanel
 
 METER_INTERVAL_MS = 100
@@ -51,7 +52,7 @@ class SourceMeters(QObject):
         self.timer.setInterval(METER_INTERVAL_MS)
         self.timer.timeout.connect(self._update)
         self._window = parent if isinstance(parent, QWidget) else None
-        self.on_screen = self._window is None or _on_screen(self._window)  # no window: always
+        self.on_screen = self._window is None or on_screen(self._window)  # no window: always
         if self._window is not None:
             self._window.installEventFilter(self)
 
@@ -80,15 +81,15 @@ class SourceMeters(QObject):
         """The window was shown, hidden, minimized or restored (a minimized window also gets a hide
         event from most window systems; the state change covers the rest)."""
         if watched is self._window and event.type() in WINDOW_EVENTS:
-            self._set_on_screen(_on_screen(self._window))
+            self._set_on_screen(on_screen(self._window))
         return False
 
-    def _set_on_screen(self, on_screen: bool) -> None:
-        if on_screen == self.on_screen:
+    def _set_on_screen(self, shown: bool) -> None:
+        if shown == self.on_screen:
             return
-        self.on_screen = on_screen
+        self.on_screen = shown
         if not self._is_idle():  # the session's capture stays open; only its meters pause
-            if on_screen:
+            if shown:
                 self.timer.start()
             else:
                 self.timer.stop()
@@ -111,7 +112,3 @@ class SourceMeters(QObject):
             self.panel.set_levels(self.preview.poll())
         else:
             self.panel.set_levels(self._session_levels())
-
-
-def _on_screen(window: QWidget) -> bool:
-    return window.isVisible() and not window.isMinimized()
