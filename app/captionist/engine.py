@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from captionist import engine_backends
+
 SAMPLE_RATE = 16000
 # Voxtral Realtime's token slot and delay choices. Code that handles any model reads
 # Model.token_ms / Model.latencies_ms instead; these stay for Voxtral-specific tools and tests.
@@ -114,6 +116,7 @@ def _engine_module() -> Any:
         from captionist import _engine
     except ImportError as exc:  # pragma: no cover - only without a built extension
         raise EngineError(f"the compiled engine is not available: {exc}") from exc
+    engine_backends.ensure_loaded(_engine)  # once: ggml's backend modules, as the app's policy says
     return _engine
 
 
@@ -216,9 +219,15 @@ class Model:
         if repack_cache is not None and not isinstance(repack_cache, (str, Path)):
             raise TypeError(f"repack_cache must be a str, Path or None, got {type(repack_cache).__name__}")
         self.path = Path(path)
-        self._m = _engine_module().Model(
-            str(path), backend, n_threads or 0, mmap, str(repack_cache) if repack_cache else ""
-        )
+        try:
+            self._m = _engine_module().Model(
+                str(path), backend, n_threads or 0, mmap, str(repack_cache) if repack_cache else ""
+            )
+        except EngineError as exc:
+            why = engine_backends.why_not_loaded(backend)
+            if why is None:
+                raise
+            raise EngineError(f"{exc}; {why}") from exc
         self.info: dict[str, Any] = self._m.info()
 
     @property

@@ -23,11 +23,9 @@ so code that finds files next to its module (``paths.bundled_demo_model``) works
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 # A backend built as a loadable module (GGML_BACKEND_DL): libggml-cpu-haswell.so, ggml-cuda.dll, ...
@@ -67,35 +65,19 @@ def ggml_library(folder: Path) -> Path | None:
     return None
 
 
-_GGML_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-_QUIET_LOG = _GGML_LOG_FN(lambda level, text, user: None)  # module level: ggml keeps the pointer
+def dynamic_backend_folder(base: Path) -> Path | None:
+    """The folder of the bundle at ``base`` that holds ggml's loadable backends (None: a linked build).
 
-
-def load_dynamic_backends(base: Path, open_library: Callable[[str], ctypes.CDLL] = ctypes.CDLL) -> bool:
-    """Register the loadable ggml backends of the bundle at ``base``; returns whether there were any.
-
-    ggml's ``ggml_backend_load_all()`` (which the engine calls) looks for loadable backends beside the
-    executable and in the working directory, and PyInstaller puts libraries in neither (``_internal``,
-    ``Contents/Frameworks``, where it may keep libggml-python's ``libggml/<lib dir>`` layout).
-    ``ggml_backend_load_all_from_path`` picks the best variant of each backend (the CPU's instruction
-    set level) from the folder that holds them. ggml is opened first, from the folder the engine
-    links it from, so the backends register with the copy the engine uses.
+    ggml's own search (``ggml_backend_load_all()``) looks beside the executable and in the working
+    directory, and PyInstaller puts libraries in neither (``_internal``, ``Contents/Frameworks``,
+    where it may keep libggml-python's ``libggml/<lib dir>`` layout). The engine loads them from the
+    folder ``CAPTIONIST_GGML_MODULES`` names (``captionist.engine_backends``: the CPU's best variant,
+    then each GPU driver under the app's crash guard); the modules link the ggml the engine has open.
     """
     for folder in (base, *sorted(base.glob("libggml/*"))):
-        library = ggml_library(base) or ggml_library(folder)
-        if library is None or not dynamic_backends(folder):
-            continue
-        ggml = open_library(str(library))
-        if not os.environ.get("CAPTIONIST_GGML_LOG") and hasattr(ggml, "ggml_log_set"):
-            # ggml logs each module it loads to stderr until the engine installs its own (quiet) logger
-            ggml.ggml_log_set.argtypes = [_GGML_LOG_FN, ctypes.c_void_p]
-            ggml.ggml_log_set.restype = None
-            ggml.ggml_log_set(_QUIET_LOG, None)
-        ggml.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
-        ggml.ggml_backend_load_all_from_path.restype = None
-        ggml.ggml_backend_load_all_from_path(os.fsencode(folder))
-        return True
-    return False
+        if (ggml_library(base) or ggml_library(folder)) is not None and dynamic_backends(folder):
+            return folder
+    return None
 
 
 def prepare() -> None:
@@ -109,7 +91,8 @@ def prepare() -> None:
     - Linux: PyInstaller's bootloader puts the bundle on ``LD_LIBRARY_PATH``. The loader of this
       process read it at start-up already; restore the user's value so that programs the app starts
       (``pactl``, ``xdg-open``) load the system's libraries, not the bundle's.
-    - ggml backends built as loadable modules are registered (``load_dynamic_backends``).
+    - ggml backends built as loadable modules: their folder is where the engine will load them
+      from (``CAPTIONIST_GGML_MODULES``, unless the user set it; ``dynamic_backend_folder``).
     """
     base = bundle_dir()
     if base is None:
@@ -126,4 +109,6 @@ def prepare() -> None:
             os.environ["LD_LIBRARY_PATH"] = original
         else:
             os.environ.pop("LD_LIBRARY_PATH", None)
-    load_dynamic_backends(base)
+    folder = dynamic_backend_folder(base)
+    if folder is not None and not os.environ.get("CAPTIONIST_GGML_MODULES"):
+        os.environ["CAPTIONIST_GGML_MODULES"] = str(folder)

@@ -491,6 +491,20 @@ PYBIND11_MODULE(_engine, mod) {
         "(\"ggml\"); `views` reads w and x through attention's strided views.");
     mod.def("physical_cores", &cpu_physical_cores);
     mod.def("default_n_threads", &default_n_threads);
+    mod.def("backend_module_dir", &backend_module_dir);
+    mod.def("backend_modules", [](const std::string & dir) {
+        py::list out;
+        for (const backend_module & m : backend_modules(dir)) out.append(py::make_tuple(m.name, m.path));
+        return out;
+    }, py::arg("dir") = "", "[(name, path)] of the loadable non-CPU ggml backends in dir (default: the engine's).");
+    mod.def("load_cpu_backend", [](const std::string & dir) {
+        py::gil_scoped_release nogil;
+        return load_cpu_backend(dir);
+    }, py::arg("dir") = "");
+    mod.def("load_backend_module", [](const std::string & path) {
+        py::gil_scoped_release nogil;
+        return load_backend_module(path);
+    }, py::arg("path"));
     mod.def("compute_devices", [] {
         py::list out;
         for (const compute_device & c : compute_devices()) {

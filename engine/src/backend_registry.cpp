@@ -78,31 +78,6 @@ bool is_cpu(ggml_backend_t backend) {
     return dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
 }
 
-// CAPTIONIST_CPU_VARIANT=haswell (a development aid for measuring what each instruction set
-// gains): that CPU module instead of the best one ggml would pick, and the other backends as usual.
-// A variant this CPU cannot run is the caller's mistake (illegal instruction), as with ggml's own
-// GGML_BACKEND_PATH.
-void load_with_cpu_variant(const std::string & dir, const std::string & variant) {
-#if defined(_WIN32)
-    const std::string prefix = "ggml-", suffix = ".dll";
-#else
-    const std::string prefix = "libggml-", suffix = ".so";
-#endif
-    const std::filesystem::path cpu = std::filesystem::path(dir) / (prefix + "cpu-" + variant + suffix);
-    if (!std::filesystem::exists(cpu) || !ggml_backend_load(cpu.string().c_str())) {
-        std::fprintf(stderr, "captionist: CAPTIONIST_CPU_VARIANT: cannot load %s\n", cpu.string().c_str());
-        return; // falls through to "no CPU device" errors, which name the problem
-    }
-    std::error_code ec;
-    for (const auto & e : std::filesystem::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        const bool module = name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
-                            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-        if (!module || name.rfind(prefix + "cpu", 0) == 0 || name.rfind(prefix + "base", 0) == 0) continue;
-        ggml_backend_load(e.path().string().c_str());
-    }
-}
-
 // ggml's CUDA graphs (ggml built with GGML_CUDA_GRAPHS; HIP and MUSA graphs share the code) capture a
 // graph's kernels once and then replay them whenever the scheduler hands over a split it has not
 // made again, without looking at the nodes (ggml-cuda.cu, ggml_cuda_graph_update_required: the same
@@ -123,24 +98,158 @@ void disable_cuda_graphs_unless_asked() {
 
 } // namespace
 
+namespace {
+
+std::once_flag g_prepare_once;
+std::mutex g_load_mutex; // ggml's registry is a plain vector: one loader at a time
+
+void prepare_once() {
+    std::call_once(g_prepare_once, [] {
+        disable_cuda_graphs_unless_asked();
+        ggml_log_set(log_callback, nullptr);
+    });
+}
+
+#if defined(_WIN32)
+const char * const k_prefix = "ggml-";
+const char * const k_suffix = ".dll";
+#else
+const char * const k_prefix = "libggml-";
+const char * const k_suffix = ".so";
+#endif
+
+// "vulkan" for libggml-vulkan.so, "cpu" for libggml-cpu-zen4.so; empty for anything else.
+std::string module_backend(const std::string & filename) {
+    const std::string prefix = k_prefix, suffix = k_suffix;
+    if (filename.size() <= prefix.size() + suffix.size() || filename.rfind(prefix, 0) != 0 ||
+        filename.compare(filename.size() - suffix.size(), suffix.size(), suffix) != 0) {
+        return "";
+    }
+    std::string rest = filename.substr(prefix.size(), filename.size() - prefix.size() - suffix.size());
+    const size_t dash = rest.find('-');
+    if (dash != std::string::npos) rest = rest.substr(0, dash);
+    if (rest.empty() || rest == "base" || rest.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+        return "";
+    }
+    return rest;
+}
+
+// What a CPU variant module says of this CPU (ggml_backend_score: 0 = cannot run here), as ggml's own
+// loader asks it; -1 when the file does not open or has no score.
+int module_score(const std::filesystem::path & path) {
+    using score_fn = int (*)();
+#if defined(_WIN32)
+    HMODULE h = LoadLibraryW(path.wstring().c_str());
+    if (!h) return -1;
+    auto fn = (score_fn) (void *) GetProcAddress(h, "ggml_backend_score");
+    const int score = fn ? fn() : -1;
+    FreeLibrary(h);
+#else
+    void * h = dlopen(path.string().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return -1;
+    auto fn = (score_fn) dlsym(h, "ggml_backend_score");
+    const int score = fn ? fn() : -1;
+    dlclose(h);
+#endif
+    return score;
+}
+
+bool cpu_registered() { return ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) != nullptr; }
+
+} // namespace
+
+std::string backend_module_dir() {
+    const char * env = std::getenv("CAPTIONIST_GGML_MODULES");
+    if (env && *env) return env;
+    return ggml_library_dir();
+}
+
+std::vector<backend_module> backend_modules(const std::string & dir) {
+    std::vector<backend_module> out;
+    std::error_code ec;
+    for (const auto & e : std::filesystem::directory_iterator(dir.empty() ? backend_module_dir() : dir, ec)) {
+        const std::string name = module_backend(e.path().filename().string());
+        if (name.empty() || name == "cpu") continue;
+        out.push_back({name, e.path().string()});
+    }
+    std::sort(out.begin(), out.end(), [](const backend_module & a, const backend_module & b) {
+        return a.name != b.name ? a.name < b.name : a.path < b.path;
+    });
+    return out;
+}
+
+namespace {
+
+// load_cpu_backend with g_load_mutex held.
+std::string load_cpu_locked(const std::string & dir_in) {
+    if (cpu_registered()) return ""; // linked in, or loaded already
+    const std::string dir = dir_in.empty() ? backend_module_dir() : dir_in;
+    // CAPTIONIST_CPU_VARIANT=haswell (a development aid for measuring what each instruction set
+    // gains): that module instead of the best one for this CPU. A variant this CPU cannot run is the
+    // caller's mistake (illegal instruction), as with ggml's own GGML_BACKEND_PATH.
+    const char * variant = std::getenv("CAPTIONIST_CPU_VARIANT");
+    std::filesystem::path best;
+    if (variant && *variant) {
+        best = std::filesystem::path(dir) / (std::string(k_prefix) + "cpu-" + variant + k_suffix);
+    } else {
+        int best_score = 0;
+        std::error_code ec;
+        for (const auto & e : std::filesystem::directory_iterator(dir, ec)) {
+            if (module_backend(e.path().filename().string()) != "cpu") continue;
+            const int score = module_score(e.path());
+            if (score > best_score || (score == best_score && score > 0 && e.path() < best)) {
+                best_score = score;
+                best = e.path();
+            }
+        }
+    }
+    if (best.empty() || !ggml_backend_load(best.string().c_str())) {
+        throw std::runtime_error("no CPU backend of ggml could be loaded from '" + dir + "'" +
+                                 (variant && *variant ? std::string(" (CAPTIONIST_CPU_VARIANT=") + variant + ")" : ""));
+    }
+    return best.string();
+}
+
+} // namespace
+
+std::string load_cpu_backend(const std::string & dir) {
+    prepare_once();
+    std::lock_guard<std::mutex> lock(g_load_mutex);
+    return load_cpu_locked(dir);
+}
+
+bool load_backend_module(const std::string & path) {
+    prepare_once();
+    std::lock_guard<std::mutex> lock(g_load_mutex);
+    return ggml_backend_load(path.c_str()) != nullptr;
+}
+
 void backend_init_once() {
     static std::once_flag once;
     std::call_once(once, [] {
-        disable_cuda_graphs_unless_asked();
-        ggml_log_set(log_callback, nullptr);
-        const std::string dir = ggml_library_dir();
-        // A linked build has its CPU backend registered already, and an installer bundle registers
-        // its modules at start (captionist.frozen): loading again would register them twice.
-        // Otherwise the modules beside libggml (wheels, build trees), then ggml's own search (the
-        // executable's folder, GGML_BACKEND_PATH) if that found no CPU backend.
-        if (ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) return;
+        prepare_once();
+        std::lock_guard<std::mutex> lock(g_load_mutex);
+        // A linked build has its CPU backend registered already, an installer bundle or the app
+        // loads the modules it chose (load_cpu_backend, load_backend_module) before any model, and
+        // loading again would register them twice. Otherwise the modules beside libggml (wheels,
+        // build trees) or in CAPTIONIST_GGML_MODULES, then ggml's own search (the executable's
+        // folder, GGML_BACKEND_PATH) if that found no CPU backend.
+        if (cpu_registered()) return;
+        const std::string dir = backend_module_dir();
         const char * variant = std::getenv("CAPTIONIST_CPU_VARIANT");
         if (variant && *variant && !dir.empty()) {
-            load_with_cpu_variant(dir, variant);
+            try {
+                load_cpu_locked(dir);
+            } catch (const std::runtime_error & e) {
+                // falls through to "no CPU device" errors, which name the problem
+                std::fprintf(stderr, "captionist: %s\n", e.what());
+                return;
+            }
+            for (const backend_module & m : backend_modules(dir)) ggml_backend_load(m.path.c_str());
             return;
         }
         if (!dir.empty()) ggml_backend_load_all_from_path(dir.c_str());
-        if (!ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) ggml_backend_load_all();
+        if (!cpu_registered()) ggml_backend_load_all();
     });
 }
 

@@ -16,7 +16,8 @@
 
 namespace captionist {
 
-// Installs ggml's log callback and loads every backend module (idempotent, thread-safe).
+// Installs ggml's log callback and loads every backend module (idempotent, thread-safe); loads nothing
+// when a CPU backend is registered already (linked in, or loaded by load_cpu_backend).
 void backend_init_once();
 
 // The device for `want` ("auto", "cpu", or a backend name such as "vulkan", "cuda", "metal");

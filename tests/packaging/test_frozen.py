@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
@@ -88,74 +87,57 @@ def test_dynamic_backends_are_the_loadable_modules(
     assert [p.name for p in frozen.dynamic_backends(tmp_path)] == expected
 
 
-class FakeFunction:
-    """Stands in for a ctypes function: takes argtypes/restype, records its calls."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-
-    def __call__(self, *args: object) -> None:
-        self.calls.append(args)
-
-
-class FakeGgml:
-    def __init__(self) -> None:
-        self.ggml_backend_load_all_from_path = FakeFunction()
-
-
-def test_loadable_backends_are_registered_from_their_folder(tmp_path: Path) -> None:
+def test_the_module_folder_is_found_where_pyinstaller_keeps_it(tmp_path: Path) -> None:
     lib = tmp_path / "libggml" / "lib64"
     lib.mkdir(parents=True)
     for name in ("libggml.so.0", "libggml-base.so.0", "libggml-cpu-haswell.so"):
         (lib / name).touch()
     (tmp_path / "libggml.so.0").touch()  # PyInstaller's link at the top of the bundle
-    opened: list[str] = []
-    fake = FakeGgml()
-
-    def open_library(path: str) -> FakeGgml:
-        opened.append(path)
-        return fake
-
-    assert frozen.load_dynamic_backends(tmp_path, open_library)  # type: ignore[arg-type]
-    assert opened == [str(tmp_path / "libggml.so.0")]  # the copy the engine links
-    assert fake.ggml_backend_load_all_from_path.calls == [(os.fsencode(lib),)]
+    assert frozen.dynamic_backend_folder(tmp_path) == lib
 
 
-def test_a_linked_build_loads_nothing(tmp_path: Path) -> None:
+def test_a_linked_build_has_no_module_folder(tmp_path: Path) -> None:
     for name in ("libggml.so.0", "libggml-base.so.0", "libggml-cpu.so.0"):
         (tmp_path / name).touch()
+    assert frozen.dynamic_backend_folder(tmp_path) is None
 
-    def open_library(path: str) -> ctypes.CDLL:
-        raise AssertionError(f"nothing to load, yet {path} was opened")
 
-    assert not frozen.load_dynamic_backends(tmp_path, open_library)
+def test_prepare_points_the_engine_at_the_bundles_modules(
+    fake_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("libggml.so.0", "libggml-cpu-haswell.so", "libggml-vulkan.so"):
+        (fake_bundle / name).touch()
+    monkeypatch.delenv("CAPTIONIST_GGML_MODULES", raising=False)
+    frozen.prepare()
+    assert os.environ["CAPTIONIST_GGML_MODULES"] == str(fake_bundle)
+    monkeypatch.setenv("CAPTIONIST_GGML_MODULES", "/the/users/choice")
+    frozen.prepare()
+    assert os.environ["CAPTIONIST_GGML_MODULES"] == "/the/users/choice"
 
 
 @LINUX_ONLY
-def test_backend_loading_calls_the_real_ggml(tmp_path: Path) -> None:
-    """The ctypes call against the installed ggml. With the PyPI wheel (CPU backend linked) a renamed
-    copy of the linked CPU library stands in for a module without ggml's backend entry points, which
-    is skipped quietly; with tools/install_ggml.sh's build (backends as modules) a real CPU variant
-    module is loaded."""
+def test_the_engine_loads_the_modules_of_the_folder_it_is_given(tmp_path: Path) -> None:
+    """The real engine with CAPTIONIST_GGML_MODULES naming a bundle-like folder. With
+    tools/install_ggml.sh's build (backends as modules) it loads a CPU variant from there (the only
+    one: x64); with the PyPI wheel (CPU backend linked) there is nothing to load and the linked CPU
+    backend serves."""
     import libggml
 
     lib_dir = next(d for d in (Path(libggml.__file__).parent / n for n in ("lib64", "lib")) if d.is_dir())
-    for name in ("libggml.so.0", "libggml-base.so.0"):
-        (tmp_path / name).symlink_to(lib_dir / name)
-    if (lib_dir / "libggml-cpu.so.0").exists():
-        (tmp_path / "libggml-cpu.so.0").symlink_to(lib_dir / "libggml-cpu.so.0")
-        shutil.copyfile(lib_dir / "libggml-cpu.so.0", tmp_path / "libggml-cpu-standin.so")
-    else:
+    linked = (lib_dir / "libggml-cpu.so.0").exists()
+    if not linked:
         shutil.copyfile(lib_dir / "libggml-cpu-x64.so", tmp_path / "libggml-cpu-x64.so")
     code = (
-        "import sys; from pathlib import Path; from captionist import frozen; "
-        "print(frozen.load_dynamic_backends(Path(sys.argv[1])))"
+        "from captionist import engine; d = engine.compute_devices(); "
+        "print([x.name for x in d], d[0].cpu_features)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
-    )
+    env = {**os.environ, "CAPTIONIST_GGML_MODULES": str(tmp_path)}
+    env.pop("CAPTIONIST_CPU_VARIANT", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True"
+    assert out.stdout.startswith("['CPU']"), out.stdout
+    if not linked:
+        assert "AVX" not in out.stdout  # the x64 (SSE2) variant, not the machine's best from the wheel
     assert "load_backend" not in out.stderr  # ggml's loader lines stay quiet unless CAPTIONIST_GGML_LOG
 
 

@@ -222,4 +222,24 @@ struct compute_device {
 };
 std::vector<compute_device> compute_devices();
 
+// Loading ggml's backends one module at a time, for a caller that guards each GPU driver's start
+// (the app: captionist/backend_guard.py). Without these calls the first model or compute_devices()
+// loads every module found (backend_init_once); after load_cpu_backend it loads nothing more.
+// The folder: CAPTIONIST_GGML_MODULES if set, else libggml's own (wheels, build trees, installers).
+std::string backend_module_dir();
+// A loadable non-CPU backend module: name "vulkan" for libggml-vulkan.so (ggml-vulkan.dll).
+struct backend_module {
+    std::string name;
+    std::string path;
+};
+// The non-CPU modules in `dir` (backend_module_dir() when empty), by name; none for a linked build.
+std::vector<backend_module> backend_modules(const std::string & dir);
+// Registers the CPU backend: the variant that scores best on this CPU (CAPTIONIST_CPU_VARIANT: that
+// one); returns its path, "" when a CPU backend is registered already; throws std::runtime_error when
+// none loads. Call before any model or compute_devices().
+std::string load_cpu_backend(const std::string & dir);
+// Registers one module of backend_modules() (its driver starts now); false when ggml refuses it (no
+// driver, no device): that is not an error.
+bool load_backend_module(const std::string & path);
+
 } // namespace captionist
