@@ -17,11 +17,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from captionist import __version__
 from captionist.cli_errors import CliError
 from captionist.cli_tools import add_parsers as add_tool_parsers
 from captionist.cli_transcribe import add_parser as add_transcribe_parser
+
+if TYPE_CHECKING:
+    from captionist.backend_guard import BackendCrash
 
 
 def is_user_error(exc: BaseException) -> bool:
@@ -33,6 +37,15 @@ def is_user_error(exc: BaseException) -> bool:
     if isinstance(exc, (CliError, ValueError, OSError)):
         return True
     return type(exc).__module__.startswith("captionist.")
+
+
+def _install_backend_guard() -> list[BackendCrash]:
+    """The app's GPU crash guard (``captionist.backend_guard``), for the commands too: a driver that
+    crashed the app or a command is not started, and one that crashes now is off from the next run."""
+    from captionist import paths
+    from captionist.backend_guard import BackendGuard
+
+    return BackendGuard(paths.backend_guard_dir()).install()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +70,8 @@ def run(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    for crash in _install_backend_guard():
+        print(f"captionist: {crash.message()}", file=sys.stderr)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

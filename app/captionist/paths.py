@@ -42,6 +42,11 @@ def data_dir() -> Path:
     return home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+def backend_guard_dir() -> Path:
+    """Where ``backend_guard`` notes the GPU drivers it is starting and the ones that crashed."""
+    return data_dir() / "backend-guard"
+
+
 def cache_dir() -> Path:
     """Folder for files Captionist can make again (deleting it loses nothing)."""
     home = _home_override()

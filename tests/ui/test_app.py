@@ -204,3 +204,21 @@ def test_the_tray_icon_says_whether_captionist_is_listening(parts, qtbot, monkey
         "Captionist: not captioning",
     ]
     p.tray.icon.hide()
+
+
+def test_a_gpu_driver_that_crashed_the_last_run_is_explained_and_off(parts, qtbot) -> None:
+    """A trial a dead process left behind (backend_guard): the window says what happened, the backend
+    stays off, and Preferences offers to turn it back on."""
+    folder = paths.backend_guard_dir()
+    folder.mkdir(parents=True)
+    trial = {"backend": "vulkan", "stage": "start_driver", "when": "2026-12-06T05:30:00", "pid": 1}
+    (folder / "trial-1-0.json").write_text(json.dumps(trial))
+    p = parts()
+    assert "while starting the graphics driver for Vulkan" in p.window.info_banner.text()
+    assert not list(folder.glob("trial-*"))
+    prefs = p.window.open_preferences()
+    assert prefs is not None and prefs.turned_off is not None and not prefs.turned_off.isHidden()
+    assert list(prefs.turned_off.buttons) == ["vulkan"]
+    prefs.close()
+    again = parts()  # the next start: still off, not told again
+    assert "Vulkan" not in again.window.info_banner.text()

@@ -35,9 +35,11 @@ from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.autostart import LoginItem, login_item_for_platform
+from captionist.backend_guard import BackendGuard
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.main_thread_gc import MainThreadCollector
 from captionist.pipeline.controller import ModelLoader, SessionController
+from captionist.pipeline.guarded_loader import guarded_loader
 from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings, load_settings, save_settings
 from captionist.shortcut_keys import ShortcutAction, key_set
@@ -108,7 +110,9 @@ def build_app(
             raise AudioUnavailable(audio_error or "audio is unavailable")
         return list_sources(sd)
 
-    controller = SessionController(sd=sd, **({"model_loader": model_loader} if model_loader else {}))
+    backend_guard = BackendGuard(paths.backend_guard_dir())
+    crashes = backend_guard.install()  # a GPU driver that crashed a run stays off
+    controller = SessionController(sd=sd, model_loader=model_loader or guarded_loader(backend_guard))
     overlay = CaptionOverlay(settings.overlay)
     overlay.restore_geometry()
     preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
@@ -131,6 +135,7 @@ def build_app(
         login_item=login_item or login_item_for_platform(),
         feed=feed,
         alerts=alerts,
+        backend_guard=backend_guard,
     )
     shortcuts.setParent(window)
     tray = Tray(app.windowIcon(), window, overlay, controller)
@@ -166,6 +171,8 @@ def build_app(
     app.aboutToQuit.connect(at_exit)
     if loaded.notice:
         window.show_error(loaded.notice)
+    for crash in crashes:
+        window.info_banner.show_message(crash.message(), Problem.BACKEND_CRASH)
     _recover(window, settings, started)
     tray.presence.apply()  # the overlay as chosen (only while captioning: hidden until a session)
     window.settings_changed.connect(tray.presence.apply)  # Preferences' "only while captioning"

@@ -51,6 +51,7 @@ class Problem(Enum):
     TRANSCRIPT_FOLDER = "transcript folder"  # the chosen folder failed; the default one is used
     TRANSCRIPT_UNSAVED = "transcript unsaved"  # the file is behind the captions: its disk is slow
     FEED = "caption feed"  # the feed cannot serve, or its captions file cannot be written
+    BACKEND_CRASH = "backend crash"  # a GPU driver crashed the last run: that backend is off
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}

@@ -43,6 +43,7 @@ from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.devices import Source, system_audio_note
 from captionist.audio.saved_sources import match_saved_sources
 from captionist.autostart import LoginItem
+from captionist.backend_guard import BackendGuard
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.models import ModelStore
 from captionist.models.info import ModelInfo
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         feed: CaptionFeed | None = None,
         alerts: KeywordAlerts | None = None,
         open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
+        backend_guard: BackendGuard | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -107,6 +109,7 @@ class MainWindow(QMainWindow):
         self.shortcuts = shortcuts  # global shortcuts, for Preferences (the app wires their actions)
         self.login_item = login_item  # start at login, for Preferences (None: not offered)
         self.feed, self.alerts = feed, alerts  # the caption feed and keyword alerts, for Preferences
+        self.backend_guard = backend_guard  # GPU backends off since they crashed, for Preferences
 
         self.sources = SourcePanel(system_audio_note())
         refresh = QPushButton("Refresh sources")
@@ -440,6 +443,7 @@ class MainWindow(QMainWindow):
                 login_item=self.login_item,
                 feed=self.feed,
                 alerts=self.alerts,
+                backend_guard=self.backend_guard,
             )
             self.preferences.settings_changed.connect(self.settings_changed)
             self.preferences.backend_changed.connect(self._on_backend_changed)

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.autostart import LoginItem
+from captionist.backend_guard import BackendGuard
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.pipeline.signals import emit
 from captionist.settings import Settings
@@ -53,6 +54,7 @@ from captionist.ui.overlay import CLICK_THROUGH_SHORTCUT, POSITIONS, CaptionOver
 from captionist.ui.overlay_drag import WAYLAND_OVERLAY_NOTE
 from captionist.ui.shortcuts_box import ShortcutsBox
 from captionist.ui.startup_box import StartupBox
+from captionist.ui.turned_off_backends import TurnedOffBackends
 
 AUTO_BACKEND = "auto"
 
@@ -106,6 +108,7 @@ class Preferences(QDialog):
         login_item: LoginItem | None = None,
         feed: CaptionFeed | None = None,
         alerts: KeywordAlerts | None = None,
+        backend_guard: BackendGuard | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Captionist preferences")
@@ -207,6 +210,10 @@ class Preferences(QDialog):
         cform = QFormLayout(compute_box)
         cform.addRow("Run models on", self.device)
         cform.addRow(QLabel("A change reloads the model; a running session keeps its device until it stops."))
+        # GPU backends off since they crashed Captionist (backend_guard), each with its "back on"
+        self.turned_off = TurnedOffBackends(backend_guard) if backend_guard is not None else None
+        if self.turned_off is not None:
+            cform.addRow(self.turned_off)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(_page(overlay_box), "Overlay")
