@@ -139,7 +139,10 @@ std::string module_backend(const std::string & filename) {
 int module_score(const std::filesystem::path & path) {
     using score_fn = int (*)();
 #if defined(_WIN32)
+    const UINT mode = SetErrorMode(SEM_FAILCRITICALERRORS); // no dialog for a missing DLL, as in ggml
+    SetErrorMode(mode | SEM_FAILCRITICALERRORS);
     HMODULE h = LoadLibraryW(path.wstring().c_str());
+    SetErrorMode(mode);
     if (!h) return -1;
     auto fn = (score_fn) (void *) GetProcAddress(h, "ggml_backend_score");
     const int score = fn ? fn() : -1;
