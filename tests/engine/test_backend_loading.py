@@ -112,7 +112,27 @@ def test_the_commands_keep_a_crashed_driver_off_and_say_why(tmp_path: Path, wav_
     after = transcribe()
     assert after.returncode == 0, after.stderr
     assert "while starting the graphics driver for Vulkan" in after.stderr
-    again = transcribe("--backend", "vulkan")
-    assert again.returncode == 2
-    assert "Vulkan" not in again.stderr.split("error:")[0]  # told once
-    assert "its module (vulkan) was not loaded: it crashed Captionist before" in again.stderr
+    again = transcribe("--backend", "vulkan")  # chosen by name: on the CPU, and said so
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == after.stdout
+    note = "Vulkan is off since it crashed Captionist: the model runs on the CPU"
+    assert again.stderr == f"captionist: {note}\n"
+
+
+def test_a_model_asked_onto_a_backend_that_is_off_names_the_reason(tmp_path: Path) -> None:
+    """The engine's Python API under the guard's policy, without the app's loader."""
+    modules = module_folder(tmp_path / "modules", crashing="vulkan")
+    guard_dir = tmp_path / "guard"
+    assert _run(LIST_DEVICES, modules, str(guard_dir)).returncode == -signal.SIGSEGV
+    BackendGuard(guard_dir).collect()
+    code = LIST_DEVICES + (
+        "from captionist import paths\n"
+        "try:\n    engine.Model(paths.bundled_demo_model(), backend='vulkan')\n"
+        "except engine.EngineError as e:\n    print('error:', e)\n"
+    )
+    out = _run(code, modules, str(guard_dir))
+    assert out.returncode == 0, out.stderr
+    error = out.stdout.splitlines()[-1]
+    assert error.startswith("error: backend 'vulkan' is not available"), error
+    assert error.endswith("its module (vulkan) was not loaded: it crashed Captionist before; the app's "
+                          "Preferences → General can turn it back on")  # fmt: skip

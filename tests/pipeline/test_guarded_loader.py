@@ -108,9 +108,11 @@ def test_a_gpu_backend_that_is_off_is_passed_over_for_the_cpu(
         json.dumps({"crashes": [{"backend": "vulkan", "stage": "open_model", "when": "2026-12-06T05:30:00"}]})
     )
     load = Loads(tmp_path)
-    loader = guarded_loader(BackendGuard(tmp_path), load, devices=lambda: devices)
+    notices: list[str] = []
+    loader = guarded_loader(BackendGuard(tmp_path), load, devices=lambda: devices, notice=notices.append)
     loader(Path("m.gguf"), backend)
     assert load.calls == [("cpu", [])] and load.warm_ups == []
+    assert notices == ["Vulkan is off since it crashed Captionist: the model runs on the CPU"]
 
 
 def test_a_load_that_fails_is_not_a_crash(tmp_path: Path) -> None:

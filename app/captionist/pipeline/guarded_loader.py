@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from captionist.backend_guard import BackendGuard, BackendStage
+from captionist.backend_guard import BackendGuard, BackendStage, display_name
 from captionist.engine import SAMPLE_RATE
-from captionist.pipeline.controller import ModelLoader, load_engine_model
+
+ModelLoader = Callable[[Path, str], Any]  # (model file, backend setting) -> a loaded model
 
 WARM_UP_S = 1.0
 MODULE_NAMES = {"rocm": "hip"}  # ggml's device registry name -> its module's name, where they differ
@@ -53,18 +54,29 @@ def _devices() -> list[Any]:
 
 def guarded_loader(
     guard: BackendGuard,
-    load: ModelLoader = load_engine_model,
+    load: ModelLoader | None = None,
     devices: Callable[[], Sequence[Any]] = _devices,
+    notice: Callable[[str], object] | None = None,
 ) -> ModelLoader:
-    """A ``ModelLoader`` that loads through ``load``, in a trial when the model goes to a GPU. A GPU
-    backend that is off (it crashed) is passed over for the CPU, also where the user chose it by name
-    in Preferences and where it is linked in (Metal), so cannot be left unloaded."""
+    """A ``ModelLoader`` that loads through ``load`` (default: the controller's
+    ``load_engine_model``), in a trial when the model goes to a GPU. A GPU backend that is off (it
+    crashed) is passed over for the CPU, also where the user chose it by name in Preferences and
+    where it is linked in (Metal), so cannot be left unloaded; ``notice`` is told so (the commands
+    print it; the app said it when the crash was found). Imports no Qt (the commands use it)."""
+    if load is None:
+        from captionist.pipeline.controller import load_engine_model
+
+        load = load_engine_model
 
     def loader(path: Path, backend: str) -> Any:
         target = target_backend(backend, devices())
         off = guard.disabled()
         if target in off or (target is None and any(backend.lower().startswith(name) for name in off)):
-            return load(path, "cpu")  # chosen before it crashed (its module is not loaded now), or linked
+            # chosen before it crashed (its module is not loaded now), or linked in
+            if notice is not None:
+                name = display_name(target or next(n for n in off if backend.lower().startswith(n)))
+                notice(f"{name} is off since it crashed Captionist: the model runs on the CPU")
+            return load(path, "cpu")
         if target is None:
             return load(path, backend)
         with guard.trial(target, BackendStage.OPEN_MODEL):

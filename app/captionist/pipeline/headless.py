@@ -49,6 +49,7 @@ from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.alerts.watcher import KeywordHit
 from captionist.audio.devices import find_source, import_sounddevice, list_sources
+from captionist.backend_guard import BackendGuard
 from captionist.engine import Token
 from captionist.feed.access import BindAddress, new_token
 from captionist.feed.caption_feed import CaptionFeed
@@ -61,10 +62,10 @@ from captionist.pipeline.controller import (
     SessionConfig,
     SessionController,
     SessionResult,
-    load_engine_model,
 )
 from captionist.pipeline.disk_thread import bounded
 from captionist.pipeline.events import CaptionUpdate
+from captionist.pipeline.guarded_loader import guarded_loader
 from captionist.pipeline.transcript_target import FolderFallback
 from captionist.qt_none_guard import guard_none_refcount
 from captionist.settings import Settings
@@ -264,7 +265,10 @@ def run_live(
         fmt, folder = DEFAULT_FORMAT, paths.default_transcript_dir()
     sd = sd or import_sounddevice()
     source = find_source(device, list_sources(sd))
-    loaded = (model_loader or load_engine_model)(model_path, backend)
+    if model_loader is None:  # a model bound for a GPU runs its first second in a crash trial
+        guard = BackendGuard(paths.backend_guard_dir())
+        model_loader = guarded_loader(guard, notice=lambda m: print(f"captionist: {m}", file=err))
+    loaded = model_loader(model_path, backend)
     info = ModelInfo.of(loaded, model_path)
     latency = loaded.resolve_latency(latency_ms, delay_ms)  # None: the model's default
     chosen = loaded.resolve_language(language) or None  # ValueError naming the choices

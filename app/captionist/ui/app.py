@@ -15,7 +15,9 @@ PortAudio) show in the window instead of stopping the app. ``run_gui`` keeps one
 second after each change and at exit; at exit a running session is finished first. The caption feed
 starts if it is switched on (a port in use shows a notice; the app goes on without it); keyword
 alerts are highlighted in the overlay and the transcript, sent on the feed and announced. A problem
-that comes up while the window is closed to the tray or minimized is a tray notification too.
+that comes up while the window is closed to the tray or minimized is a tray notification too. A GPU
+driver that crashed an earlier run is not started again and the window says so once
+(``backend_guard``); models bound for a GPU load in a crash trial (``pipeline.guarded_loader``).
 """
 
 from __future__ import annotations
