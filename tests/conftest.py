@@ -32,6 +32,18 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _one_backend_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app and the commands set ggml's loading policy (``backend_guard``: crashed backends
+    skipped) for their process before its first engine use. The tests share one process and one
+    engine: a test that builds the app must not leave its guard's policy (its skips, its trial
+    folder) to whichever test uses the engine first, so here every module loads, unguarded. The
+    guard's policy is tested in processes of its own (tests/engine/test_backend_loading.py)."""
+    from captionist import engine_backends
+
+    monkeypatch.setattr(engine_backends, "set_policy", lambda policy: None)
+
+
 def speech_like(rate: int, pattern: list[tuple[float, bool]], amp: float = 0.3) -> np.ndarray:
     """Tone bursts and silences: [(seconds, voiced), ...] -> float32 mono at ``rate``."""
     parts = []

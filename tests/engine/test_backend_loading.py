@@ -87,9 +87,10 @@ def test_a_driver_that_starts_leaves_no_record(tmp_path: Path) -> None:
     assert BackendGuard(guard_dir).collect() == [] and list(guard_dir.glob("*")) == []
 
 
-def test_the_policy_must_come_before_the_first_use() -> None:
+def test_the_policy_must_come_before_the_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
     from captionist import engine, engine_backends
 
+    monkeypatch.undo()  # conftest's no-op set_policy
     engine.compute_devices()
     with pytest.raises(engine_backends.BackendsAlreadyLoaded):
         engine_backends.set_policy(engine_backends.BackendPolicy())
