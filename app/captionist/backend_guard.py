@@ -9,6 +9,7 @@ Usage::
         model = Model(path, backend="vulkan")   # and its first computations
     guard.disabled()                            # {"vulkan": BackendCrash(...)}
     guard.enable("vulkan")                      # the user's "turn it back on": from the next start
+    guard.running()                             # [(backend, stage, seconds)]: this process's trials
 
 A crash inside a GPU driver (starting it, compiling its shaders, a device that stops answering)
 takes the whole process down, past any exception handler, and it would again at every start: the
@@ -18,6 +19,10 @@ marked done when it returns. A process that dies in the step leaves the file unl
 the next ``collect`` turns it into a ``BackendCrash`` record (``crashed.json``), and a disabled
 backend is neither loaded nor picked until ``enable``. The lock tells a live trial in another
 process (``captionist transcribe`` beside the app) from a dead one (``transcript.journal_lock``).
+
+A driver that hangs instead (a start that never returns) is this process's trial still running:
+``running()`` says for how long, for the app to tell the user; a process that is then quit leaves
+the trial behind, and the next start turns that backend off, as after a crash.
 
 The guard never stops the work it guards: a folder that cannot be written (a full disk) runs the
 step unguarded, and an unreadable or hostile record counts as no record.
@@ -30,7 +35,9 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -113,9 +120,13 @@ def _parse(data: bytes | None) -> object:
 
 
 class BackendGuard:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.folder = Path(folder)
         self._serial = itertools.count()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._running: dict[int, tuple[str, BackendStage, float]] = {}  # this process's trials
+        self._listeners: list[Callable[[], object]] = []
 
     # -- the record of crashed backends
 
@@ -176,11 +187,33 @@ class BackendGuard:
         """Run the body as a trial of ``backend`` (a module name). A crash inside it disables the
         backend at the next start; an exception is not a crash (the trial ends as done)."""
         fd = self._open_trial(backend, stage)
+        key = next(self._serial)
+        with self._lock:
+            self._running[key] = (backend, stage, self._clock())
+        self._notify()
         try:
             yield
         finally:
+            with self._lock:
+                del self._running[key]
             if fd is not None:
                 self._close_trial(*fd)
+            self._notify()
+
+    def add_listener(self, listener: Callable[[], object]) -> None:
+        """Call ``listener()`` (on the trial's thread) whenever a trial of this process begins or ends."""
+        self._listeners.append(listener)
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            with suppress(RuntimeError):  # a Qt listener deleted at quit while a load still runs
+                listener()
+
+    def running(self) -> list[tuple[str, BackendStage, float]]:
+        """This process's trials now: (backend, stage, seconds since it began), oldest first."""
+        now = self._clock()
+        with self._lock:
+            return [(b, stage, now - t) for b, stage, t in self._running.values()]
 
     def _open_trial(self, backend: str, stage: BackendStage) -> tuple[int, Path] | None:
         when = datetime.now().isoformat(timespec="seconds")

@@ -50,6 +50,7 @@ from captionist.transcript.recovery import RecoveryReport
 from captionist.ui.alert_notifier import AlertNotifier
 from captionist.ui.away_notifier import AwayNotifier
 from captionist.ui.banner import Problem
+from captionist.ui.driver_watch import DriverWatch
 from captionist.ui.global_shortcuts import GlobalShortcuts, ListenerFactory, PortalFactory
 from captionist.ui.level_preview import LevelPreview
 from captionist.ui.main_window import MainWindow
@@ -175,6 +176,7 @@ def build_app(
         window.show_error(loaded.notice)
     for crash in crashes:
         window.info_banner.show_message(crash.message(), Problem.BACKEND_CRASH)
+    DriverWatch(backend_guard, window.info_banner, parent=window)  # a driver that seems stuck: say so
     _recover(window, settings, started)
     tray.presence.apply()  # the overlay as chosen (only while captioning: hidden until a session)
     window.settings_changed.connect(tray.presence.apply)  # Preferences' "only while captioning"

@@ -52,6 +52,7 @@ class Problem(Enum):
     TRANSCRIPT_UNSAVED = "transcript unsaved"  # the file is behind the captions: its disk is slow
     FEED = "caption feed"  # the feed cannot serve, or its captions file cannot be written
     BACKEND_CRASH = "backend crash"  # a GPU driver crashed the last run: that backend is off
+    BACKEND_STUCK = "backend stuck"  # a GPU driver's start (or a model's first run on it) takes long
 
 
 COLOURS = {BannerKind.ERROR: "#5c1f24", BannerKind.INFO: "#1f3d5c"}
