@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from version import read_version
 
+from tests.fakes.crashing_backend import module_folder
 from tests.fakes.fake_portal import FakePortal, PrivateBus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +109,30 @@ def test_gui_starts_offscreen_and_quits_cleanly(exe: Path, tmp_path: Path) -> No
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     assert (tmp_path / "config" / "settings.json").is_file()  # written on the way out
+
+
+@pytest.mark.skipif(not LINUX, reason="the crashing module is built as a Linux shared object")
+def test_the_bundle_keeps_a_gpu_driver_that_crashed_it_off(tmp_path: Path) -> None:
+    """A copy of the bundle whose Vulkan module crashes when it loads (as a broken driver does): the
+    first run dies in it, the next runs on the CPU and says why (frozen.prepare points the engine at
+    the bundle's modules, which it loads under the crash guard)."""
+    internal = BUNDLE / "_internal"
+    if not any(internal.glob("libggml-cpu-*.so")):
+        pytest.skip("this bundle links ggml's CPU backend: it has no modules to load")
+    copy = tmp_path / "bundle"
+    if subprocess.run(["cp", "-al", str(BUNDLE), str(copy)], capture_output=True).returncode != 0:
+        subprocess.run(["cp", "-a", str(BUNDLE), str(copy)], check=True)  # another file system
+    crashing = module_folder(tmp_path / "modules", crashing="vulkan") / "libggml-vulkan.so"
+    (copy / "_internal" / "libggml-vulkan.so").unlink(missing_ok=True)  # a link: the original stays
+    (copy / "_internal" / "libggml-vulkan.so").write_bytes(crashing.read_bytes())
+    env = {"GGML_VK_VISIBLE_DEVICES": "0"}
+    first = run([copy / "captionist", "devices", "--compute"], tmp_path / "home", timeout=120, **env)
+    assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)
+    second = run([copy / "captionist", "devices", "--compute"], tmp_path / "home", timeout=120, **env)
+    assert second.returncode == 0, second.stderr
+    assert [line.split()[0] for line in second.stdout.splitlines()] == ["cpu"]
+    assert "while starting the graphics driver for Vulkan" in second.stderr
+    assert (BUNDLE / "_internal" / "libggml-vulkan.so").read_bytes() != crashing.read_bytes()
 
 
 def test_the_frozen_app_serves_the_caption_page(exe: Path, tmp_path: Path) -> None:
