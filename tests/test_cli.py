@@ -271,6 +271,27 @@ def test_devices_compute_lists_what_backend_takes(capsys: pytest.CaptureFixture[
     assert "AVX" in cpu_line or "NEON" in cpu_line or "SSE" in cpu_line
 
 
+def test_devices_says_which_backends_are_off_and_turns_them_back_on(capsys: pytest.CaptureFixture) -> None:
+    from captionist import paths
+
+    folder = paths.backend_guard_dir()
+    folder.mkdir(parents=True)
+    (folder / "crashed.json").write_text(
+        '{"crashes": [{"backend": "vulkan", "stage": "start_driver", "when": "2026-12-06T05:30:00"}]}'
+    )
+    assert main(["devices", "--compute"]) == 0
+    note = capsys.readouterr().out.strip().splitlines()[-1]
+    assert note == ("# Vulkan is off: it crashed Captionist 06 Dec 2026, 05:30 when its driver started. "
+                    "To use it again: captionist devices --turn-on vulkan")  # fmt: skip
+    assert main(["devices", "--turn-on", "Vulkan"]) == 0
+    assert capsys.readouterr().out == "vulkan is on again from the next run of Captionist\n"
+    assert main(["devices", "--compute"]) == 0
+    assert "#" not in capsys.readouterr().out
+    assert main(["devices", "--turn-on", "vulkan"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line == "captionist: error: 'vulkan' is not turned off (off since they crashed Captionist: none)"
+
+
 def test_an_unknown_backend_is_one_clear_error(
     nemotron_tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -85,6 +85,13 @@ class BackendCrash:
             f"can turn {name} back on."
         )
 
+    def describe(self) -> str:
+        """One line for where the off backends are listed (Preferences, ``captionist devices``)."""
+        name = display_name(self.backend)
+        starting = self.stage is BackendStage.START_DRIVER
+        doing = "when its driver started" if starting else "when a model ran on it"
+        return f"{name} is off: it crashed Captionist {self.when:%d %b %Y, %H:%M} {doing}."
+
     def to_json(self) -> dict[str, str]:
         when = self.when.isoformat(timespec="seconds")
         return {"backend": self.backend, "stage": self.stage.value, "when": when}

@@ -83,6 +83,11 @@ def add_parsers(sub: Any) -> None:
         description="List audio input devices, or with --compute the compute devices models can run on.",
     )
     p.add_argument("--compute", action="store_true", help="list compute devices (CPU, GPUs) instead")
+    p.add_argument(
+        "--turn-on",
+        metavar="BACKEND",
+        help="turn a GPU backend that crashed Captionist back on, from the next run (see --compute)",
+    )
     p.set_defaults(func=cmd_devices)
 
 
@@ -149,6 +154,25 @@ def cmd_live(args: argparse.Namespace) -> int:
     )
 
 
+def _backend_guard() -> Any:
+    from captionist import paths
+    from captionist.backend_guard import BackendGuard
+
+    return BackendGuard(paths.backend_guard_dir())
+
+
+def turn_backend_on(backend: str) -> int:
+    """``devices --turn-on``: Preferences' "Turn … back on" for the command line."""
+    guard = _backend_guard()
+    off = guard.disabled()
+    if backend not in off:
+        listed = ", ".join(sorted(off)) or "none"
+        raise CliError(f"{backend!r} is not turned off (off since they crashed Captionist: {listed})")
+    guard.enable(backend)  # OSError: reported as a user error
+    print(f"{backend} is on again from the next run of Captionist")
+    return 0
+
+
 def format_compute_devices(devices: list[Any]) -> str:
     """One line per device: its name for --backend, what it is, memory, and the default mark."""
     lines = []
@@ -161,9 +185,13 @@ def format_compute_devices(devices: list[Any]) -> str:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
+    if args.turn_on is not None:
+        return turn_backend_on(args.turn_on.lower())
     if args.compute:
         compute_devices = import_attr("captionist.engine", "compute_devices", "the engine")
         print(format_compute_devices(compute_devices()))
+        for crash in _backend_guard().disabled().values():
+            print(f"# {crash.describe()} To use it again: captionist devices --turn-on {crash.backend}")
         return 0
     format_device_list = import_attr("captionist.audio.devices", "format_device_list", "device listing")
     print(format_device_list())

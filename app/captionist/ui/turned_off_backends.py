@@ -16,14 +16,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from captionist.backend_guard import BackendCrash, BackendGuard, BackendStage, display_name
-
-
-def describe(crash: BackendCrash) -> str:
-    name = display_name(crash.backend)
-    starting = crash.stage is BackendStage.START_DRIVER
-    doing = "when its driver started" if starting else "when a model ran on it"
-    return f"{name} is off: it crashed Captionist {crash.when:%d %b %Y, %H:%M} {doing}."
+from captionist.backend_guard import BackendGuard, display_name
 
 
 class TurnedOffBackends(QWidget):
@@ -36,7 +29,7 @@ class TurnedOffBackends(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         crashes = guard.disabled()
         for backend, crash in sorted(crashes.items()):
-            label = QLabel(describe(crash))
+            label = QLabel(crash.describe())
             label.setWordWrap(True)
             button = QPushButton(f"Turn {display_name(backend)} back on")
             button.setToolTip("From the next start of Captionist")
