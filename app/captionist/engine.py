@@ -225,6 +225,8 @@ class Model:
             )
         except EngineError as exc:
             why = engine_backends.why_not_loaded(backend)
+            if why is None and not _engine_module().compute_devices():
+                why = engine_backends.load_error()  # no backend at all: the modules' folder is why
             if why is None:
                 raise
             raise EngineError(f"{exc}; {why}") from exc
@@ -480,7 +482,12 @@ class ComputeDevice:
 
 
 def compute_devices() -> list[ComputeDevice]:
-    """Every device models can run on here, in ggml's order (the CPU included)."""
+    """Every device models can run on here, in ggml's order (the CPU included); an ``EngineError``
+    saying why when there is none (ggml's modules not found)."""
+    found = _engine_module().compute_devices()
+    if not found:
+        why = engine_backends.load_error() or "ggml has no backend loaded"
+        raise EngineError(f"no compute device: {why}")
     return [
         ComputeDevice(
             backend=str(d["backend"]),
@@ -492,7 +499,7 @@ def compute_devices() -> list[ComputeDevice]:
             cpu_features=str(d["cpu_features"]),
             is_default=bool(d["is_default"]),
         )
-        for d in _engine_module().compute_devices()
+        for d in found
     ]
 
 

@@ -47,6 +47,7 @@ _lock = threading.RLock()  # a trial may use the engine: ensure_loaded then retu
 _policy = BackendPolicy()
 _loaded: list[str] | None = None
 _skipped: list[str] = []
+_error: str | None = None  # why no CPU module could be loaded
 
 
 def set_policy(policy: BackendPolicy) -> None:
@@ -68,8 +69,10 @@ def ensure_loaded(engine: Any) -> None:
         _loaded = names  # set first: a trial that uses the engine must not load again
         try:
             engine.load_cpu_backend()
-        except RuntimeError:
-            return  # no CPU module here: the engine's own search (GGML_BACKEND_PATH) runs and says why
+        except RuntimeError as exc:
+            global _error
+            _error = str(exc)  # the engine's own search (GGML_BACKEND_PATH) may still find one
+            return
         for name, path in engine.backend_modules():
             if name in _policy.skip:
                 _skipped.append(name)
@@ -91,6 +94,13 @@ def skipped() -> list[str]:
     """The modules found but left out by the policy (empty until loading)."""
     with _lock:
         return list(_skipped)
+
+
+def load_error() -> str | None:
+    """Why no CPU module could be loaded from the engine's module folder (None: one was, or the CPU
+    backend is linked in); for the error a build without a usable backend ends in."""
+    with _lock:
+        return _error
 
 
 def why_not_loaded(backend: str) -> str | None:

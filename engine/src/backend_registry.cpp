@@ -207,7 +207,10 @@ std::string load_cpu_locked(const std::string & dir_in) {
         }
     }
     if (best.empty() || !ggml_backend_load(best.string().c_str())) {
+        const char * modules = std::getenv("CAPTIONIST_GGML_MODULES");
+        const bool from_env = dir_in.empty() && modules && *modules;
         throw std::runtime_error("no CPU backend of ggml could be loaded from '" + dir + "'" +
+                                 (from_env ? std::string(" (CAPTIONIST_GGML_MODULES)") : std::string()) +
                                  (variant && *variant ? std::string(" (CAPTIONIST_CPU_VARIANT=") + variant + ")" : ""));
     }
     return best.string();

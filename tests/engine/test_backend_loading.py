@@ -137,3 +137,23 @@ def test_a_model_asked_onto_a_backend_that_is_off_names_the_reason(tmp_path: Pat
     assert error.startswith("error: backend 'vulkan' is not available"), error
     assert error.endswith("its module (vulkan) was not loaded: it crashed Captionist before; the app's "
                           "Preferences → General can turn it back on")  # fmt: skip
+
+
+def test_a_module_folder_without_ggml_is_one_clear_error(tmp_path: Path) -> None:
+    """CAPTIONIST_GGML_MODULES naming a folder without ggml's modules (a broken install): listing the
+    devices and loading a model each fail with an error naming the folder and where it came from."""
+    code = (
+        "from captionist import engine, paths\n"
+        "for call in (engine.compute_devices, lambda: engine.Model(paths.bundled_demo_model())):\n"
+        "    try:\n        call(); print('ok')\n"
+        "    except engine.EngineError as e:\n        print('error:', e)\n"
+    )
+    out = _run(code, tmp_path / "missing")
+    assert out.returncode == 0, out.stderr
+    if not any(Path(_engine.backend_module_dir()).glob("libggml-cpu-*")):
+        assert out.stdout.split() == ["ok", "ok"]  # the CPU backend is linked in: nothing to load
+        return
+    reason = f"no CPU backend of ggml could be loaded from '{tmp_path / 'missing'}' (CAPTIONIST_GGML_MODULES)"
+    listing, model = out.stdout.splitlines()
+    assert listing == f"error: no compute device: {reason}"
+    assert model.startswith("error: ") and model.endswith(reason)
