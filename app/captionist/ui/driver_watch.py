@@ -26,11 +26,14 @@ SLOW_S = 45.0  # far past a healthy start (Vulkan's shaders, CUDA's first kernel
 
 def slow_message(backend: str, stage: BackendStage) -> str:
     name = display_name(backend)
-    doing = f"Starting {name}" if stage is BackendStage.START_DRIVER else f"Loading the model on {name}"
-    return (
-        f"{doing} has taken over {SLOW_S:.0f} seconds: its graphics driver may be stuck. If nothing "
-        f"changes, quit Captionist: its next start leaves {name} off and runs models on the CPU."
-    )
+    if stage is BackendStage.START_DRIVER:
+        what = f"Starting {name} has taken over {SLOW_S:.0f} seconds: its graphics driver may be stuck."
+    else:  # a first run may compile GPU code (CUDA's PTX for GPUs the build has no machine code for)
+        what = (
+            f"Loading the model on {name} has taken over {SLOW_S:.0f} seconds. A first run on a GPU "
+            f"can take minutes while the driver compiles its code, once."
+        )
+    return f"{what} If it never ends, quit Captionist: its next start leaves {name} off and uses the CPU."
 
 
 class DriverWatch(QObject):
