@@ -157,3 +157,28 @@ def test_a_module_folder_without_ggml_is_one_clear_error(tmp_path: Path) -> None
     listing, model = out.stdout.splitlines()
     assert listing == f"error: no compute device: {reason}"
     assert model.startswith("error: ") and model.endswith(reason)
+
+
+def test_threads_that_start_the_engine_together_load_each_module_once(tmp_path: Path) -> None:
+    """Eight threads use the engine for the first time at once (the model-loading thread and the
+    window's Preferences, say): one loads, inside one trial per GPU module, the others wait for it
+    and all see the same devices."""
+    modules = module_folder(tmp_path / "modules", real=("vulkan",))
+    code = (
+        "import threading, time, contextlib\n"
+        "from captionist import engine, engine_backends\n"
+        "trials = []\n"
+        "@contextlib.contextmanager\n"
+        "def trial(name):\n"
+        "    trials.append(name); time.sleep(0.2); yield\n"
+        "engine_backends.set_policy(engine_backends.BackendPolicy(trial=trial))\n"
+        "seen = []\n"
+        "def use():\n"
+        "    seen.append(tuple(d.name for d in engine.compute_devices()))\n"
+        "threads = [threading.Thread(target=use) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(trials, len(seen), len(set(seen)), seen[0])\n"
+    )
+    out = _run(code, modules)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("['vulkan'] 8 1 ('CPU'"), out.stdout  # and Vulkan0 where a driver is
