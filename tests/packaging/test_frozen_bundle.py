@@ -130,7 +130,9 @@ def test_the_bundle_keeps_a_gpu_driver_that_crashed_it_off(tmp_path: Path) -> No
     assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)
     second = run([copy / "captionist", "devices", "--compute"], tmp_path / "home", timeout=120, **env)
     assert second.returncode == 0, second.stderr
-    assert [line.split()[0] for line in second.stdout.splitlines()] == ["cpu"]
+    devices, off = second.stdout.splitlines()
+    assert devices.split()[0] == "cpu"
+    assert off.startswith("# Vulkan is off: it crashed Captionist") and off.endswith("--turn-on vulkan")
     assert "while starting the graphics driver for Vulkan" in second.stderr
     assert (BUNDLE / "_internal" / "libggml-vulkan.so").read_bytes() != crashing.read_bytes()
 
