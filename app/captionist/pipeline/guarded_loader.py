@@ -61,8 +61,9 @@ def guarded_loader(
     """A ``ModelLoader`` that loads through ``load`` (default: the controller's
     ``load_engine_model``), in a trial when the model goes to a GPU. A GPU backend that is off (it
     crashed) is passed over for the CPU, also where the user chose it by name in Preferences and
-    where it is linked in (Metal), so cannot be left unloaded; ``notice`` is told so (the commands
-    print it; the app said it when the crash was found). Imports no Qt (the commands use it)."""
+    where a ggml build has it linked in, so it cannot be left unloaded; ``notice`` is told so (the
+    commands print it; the app said it when the crash was found). Imports no Qt (the commands use
+    it)."""
     if load is None:
         from captionist.pipeline.controller import load_engine_model
 
@@ -72,7 +73,7 @@ def guarded_loader(
         target = target_backend(backend, devices())
         off = guard.disabled()
         if target in off or (target is None and any(backend.lower().startswith(name) for name in off)):
-            # chosen before it crashed (its module is not loaded now), or linked in
+            # chosen before it crashed (its module is not loaded now), or linked into ggml
             if notice is not None:
                 name = display_name(target or next(n for n in off if backend.lower().startswith(n)))
                 notice(f"{name} is off since it crashed Captionist: the model runs on the CPU")
