@@ -96,10 +96,6 @@ void disable_cuda_graphs_unless_asked() {
 #endif
 }
 
-} // namespace
-
-namespace {
-
 std::once_flag g_prepare_once;
 std::mutex g_load_mutex; // ggml's registry is a plain vector: one loader at a time
 
@@ -157,31 +153,7 @@ int module_score(const std::filesystem::path & path) {
     return score;
 }
 
-bool cpu_registered() { return ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) != nullptr; }
-
-} // namespace
-
-std::string backend_module_dir() {
-    const char * env = std::getenv("CAPTIONIST_GGML_MODULES");
-    if (env && *env) return env;
-    return ggml_library_dir();
-}
-
-std::vector<backend_module> backend_modules(const std::string & dir) {
-    std::vector<backend_module> out;
-    std::error_code ec;
-    for (const auto & e : std::filesystem::directory_iterator(dir.empty() ? backend_module_dir() : dir, ec)) {
-        const std::string name = module_backend(e.path().filename().string());
-        if (name.empty() || name == "cpu") continue;
-        out.push_back({name, e.path().string()});
-    }
-    std::sort(out.begin(), out.end(), [](const backend_module & a, const backend_module & b) {
-        return a.name != b.name ? a.name < b.name : a.path < b.path;
-    });
-    return out;
-}
-
-namespace {
+bool cpu_registered() { return cpu_reg() != nullptr; }
 
 // load_cpu_backend with g_load_mutex held.
 std::string load_cpu_locked(const std::string & dir_in) {
@@ -217,6 +189,26 @@ std::string load_cpu_locked(const std::string & dir_in) {
 }
 
 } // namespace
+
+std::string backend_module_dir() {
+    const char * env = std::getenv("CAPTIONIST_GGML_MODULES");
+    if (env && *env) return env;
+    return ggml_library_dir();
+}
+
+std::vector<backend_module> backend_modules(const std::string & dir) {
+    std::vector<backend_module> out;
+    std::error_code ec;
+    for (const auto & e : std::filesystem::directory_iterator(dir.empty() ? backend_module_dir() : dir, ec)) {
+        const std::string name = module_backend(e.path().filename().string());
+        if (name.empty() || name == "cpu") continue;
+        out.push_back({name, e.path().string()});
+    }
+    std::sort(out.begin(), out.end(), [](const backend_module & a, const backend_module & b) {
+        return a.name != b.name ? a.name < b.name : a.path < b.path;
+    });
+    return out;
+}
 
 std::string load_cpu_backend(const std::string & dir) {
     prepare_once();
