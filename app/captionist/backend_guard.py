@@ -2,7 +2,7 @@
 
 Usage::
 
-    guard = BackendGuard(paths.backend_guard_dir())
+    guard = user_guard()                        # this user's (paths.backend_guard_dir())
     new = guard.collect()                       # at start: the trials a dead process left behind
     engine_backends.set_policy(guard.policy())  # disabled backends are not loaded; the rest in trials
     with guard.trial("vulkan", BackendStage.OPEN_MODEL):
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from captionist import engine_backends
+from captionist import engine_backends, paths
 from captionist.atomic_file import replace_file
 from captionist.engine_backends import BackendPolicy, BackendsAlreadyLoaded
 from captionist.transcript.journal_lock import hold_journal, journal_in_use
@@ -268,3 +268,8 @@ class BackendGuard:
         with suppress(BackendsAlreadyLoaded):
             engine_backends.set_policy(self.policy())
         return found
+
+
+def user_guard() -> BackendGuard:
+    """The guard of this user's app and commands (``paths.backend_guard_dir()``)."""
+    return BackendGuard(paths.backend_guard_dir())

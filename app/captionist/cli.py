@@ -42,10 +42,9 @@ def is_user_error(exc: BaseException) -> bool:
 def _install_backend_guard() -> list[BackendCrash]:
     """The app's GPU crash guard (``captionist.backend_guard``), for the commands too: a driver that
     crashed the app or a command is not started, and one that crashes now is off from the next run."""
-    from captionist import paths
-    from captionist.backend_guard import BackendGuard
+    from captionist.backend_guard import user_guard
 
-    return BackendGuard(paths.backend_guard_dir()).install()
+    return user_guard().install()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -154,16 +154,9 @@ def cmd_live(args: argparse.Namespace) -> int:
     )
 
 
-def _backend_guard() -> Any:
-    from captionist import paths
-    from captionist.backend_guard import BackendGuard
-
-    return BackendGuard(paths.backend_guard_dir())
-
-
 def turn_backend_on(backend: str) -> int:
     """``devices --turn-on``: Preferences' "Turn … back on" for the command line."""
-    guard = _backend_guard()
+    guard = import_attr("captionist.backend_guard", "user_guard", "the GPU crash guard")()
     off = guard.disabled()
     if backend not in off:
         listed = ", ".join(sorted(off)) or "none"
@@ -190,7 +183,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
     if args.compute:
         compute_devices = import_attr("captionist.engine", "compute_devices", "the engine")
         print(format_compute_devices(compute_devices()))
-        for crash in _backend_guard().disabled().values():
+        user_guard = import_attr("captionist.backend_guard", "user_guard", "the GPU crash guard")
+        for crash in user_guard().disabled().values():
             print(f"# {crash.describe()} To use it again: captionist devices --turn-on {crash.backend}")
         return 0
     format_device_list = import_attr("captionist.audio.devices", "format_device_list", "device listing")

@@ -239,14 +239,14 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     json_lines = fmt == "json" and args.output is None and len(inputs) > 1
     model_path = resolve_model(args.model)
     guarded = import_attr("captionist.pipeline.guarded_loader", "guarded_loader", "the GPU crash guard")
-    guard = import_attr("captionist.backend_guard", "BackendGuard", "the GPU crash guard")
+    user_guard = import_attr("captionist.backend_guard", "user_guard", "the GPU crash guard")
 
     def load(path: Path, backend: str) -> Any:
         cache = paths.repack_cache_dir()
         return engine.Model(str(path), backend=backend, n_threads=args.threads, repack_cache=cache)
 
     # a model bound for a GPU runs its first second inside a crash trial, as in the app
-    model = guarded(guard(paths.backend_guard_dir()), load, notice=_note)(model_path, args.backend)
+    model = guarded(user_guard(), load, notice=_note)(model_path, args.backend)
     latency_ms = model.resolve_latency(wanted_latency)  # ValueError naming the model's choices
     language = None if args.language is None else model.resolve_language(args.language) or None
 

@@ -49,7 +49,7 @@ from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.alerts.watcher import KeywordHit
 from captionist.audio.devices import find_source, import_sounddevice, list_sources
-from captionist.backend_guard import BackendGuard
+from captionist.backend_guard import user_guard
 from captionist.engine import Token
 from captionist.feed.access import BindAddress, new_token
 from captionist.feed.caption_feed import CaptionFeed
@@ -266,8 +266,7 @@ def run_live(
     sd = sd or import_sounddevice()
     source = find_source(device, list_sources(sd))
     if model_loader is None:  # a model bound for a GPU runs its first second in a crash trial
-        guard = BackendGuard(paths.backend_guard_dir())
-        model_loader = guarded_loader(guard, notice=lambda m: print(f"captionist: {m}", file=err))
+        model_loader = guarded_loader(user_guard(), notice=lambda m: print(f"captionist: {m}", file=err))
     loaded = model_loader(model_path, backend)
     info = ModelInfo.of(loaded, model_path)
     latency = loaded.resolve_latency(latency_ms, delay_ms)  # None: the model's default

@@ -37,7 +37,7 @@ from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
 from captionist.autostart import LoginItem, login_item_for_platform
-from captionist.backend_guard import BackendGuard
+from captionist.backend_guard import user_guard
 from captionist.feed.caption_feed import CaptionFeed
 from captionist.main_thread_gc import MainThreadCollector
 from captionist.pipeline.controller import ModelLoader, SessionController
@@ -113,7 +113,7 @@ def build_app(
             raise AudioUnavailable(audio_error or "audio is unavailable")
         return list_sources(sd)
 
-    backend_guard = BackendGuard(paths.backend_guard_dir())
+    backend_guard = user_guard()
     crashes = backend_guard.install()  # a GPU driver that crashed a run stays off
     controller = SessionController(sd=sd, model_loader=model_loader or guarded_loader(backend_guard))
     overlay = CaptionOverlay(settings.overlay)
