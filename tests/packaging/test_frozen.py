@@ -107,7 +107,7 @@ def test_prepare_points_the_engine_at_the_bundles_modules(
 ) -> None:
     for name in ("libggml.so.0", "libggml-cpu-haswell.so", "libggml-vulkan.so"):
         (fake_bundle / name).touch()
-    monkeypatch.delenv("CAPTIONIST_GGML_MODULES", raising=False)
+    monkeypatch.setenv("CAPTIONIST_GGML_MODULES", "")  # unset for prepare; restored after the test
     frozen.prepare()
     assert os.environ["CAPTIONIST_GGML_MODULES"] == str(fake_bundle)
     monkeypatch.setenv("CAPTIONIST_GGML_MODULES", "/the/users/choice")
