@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QTimer
@@ -26,6 +27,14 @@ def pump(ms: int) -> None:
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)
     loop.exec()
+
+
+_T0 = time.monotonic()
+
+
+def step(what: str) -> None:
+    """A line on stderr with the seconds since start: a failed test shows where the time went."""
+    print(f"gui_session {time.monotonic() - _T0:6.1f} s: {what}", file=sys.stderr, flush=True)
 
 
 def main() -> int:
@@ -41,12 +50,16 @@ def main() -> int:
     from captionist.ui.app import build_app
 
     collector = MainThreadCollector(QApplication.instance() or QApplication(sys.argv[:1]))
+    step("Qt imported")
     parts = build_app()
+    step("app built")
     window, overlay = parts.window, parts.overlay
     parts.settings.sources = [args.source]
     window.refresh_sources()
     window.show()
     overlay.show()
+    preview = window.meters.preview
+    step(f"window shown; level preview {'open' if preview is not None and preview.active else 'closed'}")
     seen: list[str] = []
 
     def record() -> None:
@@ -62,7 +75,10 @@ def main() -> int:
         if window.model_info is not None or not window.error_banner.isHidden():
             break
         pump(100)
+    loaded = "loaded" if window.model_info is not None else "not loaded"
+    step(f"model {loaded}; error banner {window.error_banner.text()!r}")
     started = window.start_session()
+    step(f"session {'started' if started else 'not started'}")
     result: dict = {"started": started, "model": str(window.selected_model()), "error": ""}
     writing = None
     if started:

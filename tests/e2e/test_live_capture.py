@@ -144,7 +144,8 @@ def test_app_overlay_and_transcript_show_the_spoken_words(
     root = Path(__file__).resolve().parent.parent.parent
     proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     recording, _, stderr = speak_to(proc, pulse, timeout_s=120)
-    assert recording, f"the app never opened the monitor source: {stderr}"
+    result_text = result_file.read_text() if result_file.is_file() else "(no result file)"
+    assert recording, f"the app never opened the monitor source: {stderr}\n{result_text}"
     assert proc.returncode == 0, stderr
     result = json.loads(result_file.read_text())
     assert Path(result["model"]) == model
