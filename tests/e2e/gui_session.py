@@ -55,9 +55,19 @@ def main() -> int:
     step("app built")
     window, overlay = parts.window, parts.overlay
     parts.settings.sources = [args.source]
-    window.refresh_sources()
     window.show()
     overlay.show()
+    # The source is found as the app finds it (PortAudio's "pulse" device, then pactl); a sound
+    # server that answers late leaves it out of one listing, so the list is read again as the
+    # app's own refresh would, for up to 30 s.
+    tries = 0
+    while tries < 60:
+        tries += 1
+        window.refresh_sources()
+        if any(src.id == args.source for src in window.sources.selected()):
+            break
+        pump(500)
+    step(f"source {'ticked' if window.sources.selected() else 'not found'} after {tries} listing(s)")
     preview = window.meters.preview
     step(f"window shown; level preview {'open' if preview is not None and preview.active else 'closed'}")
     seen: list[str] = []
@@ -79,7 +89,8 @@ def main() -> int:
     step(f"model {loaded}; error banner {window.error_banner.text()!r}")
     started = window.start_session()
     step(f"session {'started' if started else 'not started'}")
-    result: dict = {"started": started, "model": str(window.selected_model()), "error": ""}
+    result: dict = {"started": started, "model": str(window.selected_model()), "error": "",
+                    "sources": [src.id for src in window.sources.selected()]}  # fmt: skip
     writing = None
     if started:
         pump(int(args.seconds * 1000))
@@ -96,7 +107,8 @@ def main() -> int:
     result["overlay_texts"] = seen
     result["overlay_final"] = overlay.visible_lines()
     result["transcript"] = str(transcript) if transcript else None
-    result["transcript_text"] = transcript.read_text(encoding="utf-8") if transcript else ""
+    written = transcript is not None and transcript.is_file()  # not: the session captioned nothing
+    result["transcript_text"] = transcript.read_text(encoding="utf-8") if written else ""
     args.out.write_text(json.dumps(result, indent=1))
     parts.at_exit()
     collector.stop()

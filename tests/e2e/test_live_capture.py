@@ -69,11 +69,13 @@ def _live(pulse: PulseServer, model: Path, output: Path, duration: float) -> sub
     )
 
 
-def speak_to(proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float) -> tuple[bool, str, str]:
-    """Once ``proc`` records from the sink's monitor, speak ``SPEECH`` into the sink; wait for it to
-    end. Returns (whether it ever recorded, its stdout, its stderr)."""
+def speak_to(
+    proc: subprocess.Popen[str], pulse: PulseServer, timeout_s: float, record_within_s: float = 30.0
+) -> tuple[bool, str, str]:
+    """Once ``proc`` records from the sink's monitor (within ``record_within_s``), speak ``SPEECH``
+    into the sink; wait for it to end. Returns (whether it ever recorded, its stdout, its stderr)."""
     try:
-        recording = pulse.wait_for_recording(timeout_s=30)
+        recording = pulse.wait_for_recording(timeout_s=record_within_s)
         if recording:
             pulse.say(SPEECH, SINK, espeak_args=ESPEAK)
         stdout, stderr = proc.communicate(timeout=timeout_s)
@@ -143,9 +145,11 @@ def test_app_overlay_and_transcript_show_the_spoken_words(
            "--seconds", f"{CAPTURE_S:g}", "--out", str(result_file)]  # fmt: skip
     root = Path(__file__).resolve().parent.parent.parent
     proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    recording, _, stderr = speak_to(proc, pulse, timeout_s=120)
+    # gui_session waits up to 30 s for the source to be listed and 60 s for the model to load
+    recording, _, stderr = speak_to(proc, pulse, timeout_s=120, record_within_s=100)
     result_text = result_file.read_text() if result_file.is_file() else "(no result file)"
-    assert recording, f"the app never opened the monitor source: {stderr}\n{result_text}"
+    never = f"the app never opened the monitor source (exit {proc.returncode})"
+    assert recording, f"{never}: {stderr}\n{result_text}"
     assert proc.returncode == 0, stderr
     result = json.loads(result_file.read_text())
     assert Path(result["model"]) == model
