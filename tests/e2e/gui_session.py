@@ -52,7 +52,7 @@ def main() -> int:
     collector = MainThreadCollector(QApplication.instance() or QApplication(sys.argv[:1]))
     step("Qt imported")
     parts = build_app()
-    step("app built")
+    step(f"app built; error banner {parts.window.error_banner.text()!r}")
     window, overlay = parts.window, parts.overlay
     parts.settings.sources = [args.source]
     window.show()

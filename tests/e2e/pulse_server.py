@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -78,6 +79,14 @@ class PulseServer:
         sinks, self._sinks = self._sinks, []
         for name, rate in sinks:
             self.add_null_sink(name, rate)
+
+    def hang(self) -> None:
+        """Stop the daemon (SIGSTOP): it keeps its socket, so clients connect and get no answer, as
+        from a wedged sound server. ``answer`` continues it."""
+        os.kill(self._proc.pid, signal.SIGSTOP)
+
+    def answer(self) -> None:
+        os.kill(self._proc.pid, signal.SIGCONT)
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: this process's environment) pointed at this daemon only."""

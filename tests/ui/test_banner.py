@@ -132,3 +132,20 @@ def test_added_is_said_once_per_line_shown(qtbot) -> None:
     banner.resolve(Problem.DEVICE)
     banner.show_message("mic gone", Problem.DEVICE)  # it went, and came up again: new
     assert added == ["mic gone", "disk full", "mic gone"]
+
+
+def test_show_only_replaces_the_reason_of_a_problem_and_keeps_a_repeat_quiet(qtbot) -> None:
+    from captionist.ui.banner import Banner, BannerKind
+
+    banner = Banner(BannerKind.ERROR)
+    qtbot.addWidget(banner)
+    added: list[str] = []
+    banner.added.connect(added.append)
+    banner.show_message("disk full")
+    banner.show_only("not answering", Problem.AUDIO)
+    banner.show_only("not answering", Problem.AUDIO)  # listed again, same reason: no new line
+    assert added == ["disk full", "not answering"]
+    assert banner.text() == "disk full\nnot answering"
+    banner.show_only("PortAudio failed", Problem.AUDIO)  # a new reason replaces the old one
+    assert banner.text() == "disk full\nPortAudio failed" and added[-1] == "PortAudio failed"
+    assert banner.problems() == [Problem.GENERAL, Problem.AUDIO]

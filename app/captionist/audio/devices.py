@@ -96,15 +96,22 @@ class Source:
         return f"{self.name}{tag}"
 
 
-def import_sounddevice() -> Any:
-    """Import sounddevice, turning a missing PortAudio into ``AudioUnavailable``."""
-    try:
-        import sounddevice
-    except OSError as exc:
+COMMAND_WAIT_S = 15.0  # how long a command waits for PortAudio's start (it takes < 1 s)
+
+
+def import_sounddevice(wait_s: float = COMMAND_WAIT_S) -> Any:
+    """The sounddevice module (PortAudio started), waiting up to ``wait_s`` for a sound server that
+    does not answer (``sound_system``); ``AudioUnavailable`` says why there is none: PortAudio
+    missing, or the server still silent."""
+    from captionist.audio.sound_system import shared_sound_system
+
+    system = shared_sound_system()
+    if not system.wait(wait_s):
         raise AudioUnavailable(
-            f"audio is unavailable: {exc} (install PortAudio, e.g. libportaudio2)"
-        ) from exc
-    return sounddevice
+            f"the sound system did not answer within {wait_s:g} s: PortAudio's start is still "
+            f"waiting for it (a stuck PulseAudio or PipeWire does this; restarting it helps)"
+        )
+    return system.module
 
 
 def _run_pactl(*args: str) -> str | None:

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import QApplication
 from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.audio.capture import Capture
-from captionist.audio.devices import AudioUnavailable, import_sounddevice, list_sources
+from captionist.audio.devices import AudioUnavailable, list_sources
+from captionist.audio.sound_system import START_WAIT_S, shared_sound_system
 from captionist.autostart import LoginItem, login_item_for_platform
 from captionist.backend_guard import user_guard
 from captionist.feed.caption_feed import CaptionFeed
@@ -59,6 +60,7 @@ from captionist.ui.portal_shortcuts import start_portal_shortcuts
 from captionist.ui.pynput_hotkeys import start_pynput_hotkeys
 from captionist.ui.resources import app_icon, style_sheet
 from captionist.ui.single_instance import InstanceGuard
+from captionist.ui.sound_system_watch import SoundSystemWatch
 from captionist.ui.startup_recovery import StartupRecovery
 from captionist.ui.tray import Tray
 
@@ -102,11 +104,14 @@ def build_app(
     loaded = load_settings()
     settings = loaded.settings
     audio_error = None
-    if sd is None:
-        try:
-            sd = import_sounddevice()
-        except AudioUnavailable as exc:
-            audio_error = str(exc)
+    sound_system = None
+    if sd is None:  # PortAudio starts on a thread: a sound server that hangs must not hang the app
+        sound_system = shared_sound_system()
+        sound_system.wait(START_WAIT_S)
+        if sound_system.error:
+            audio_error = sound_system.error
+        else:
+            sd = sound_system  # sounddevice's functions once ready; AudioUnavailable until then
 
     def sources() -> list:
         if sd is None:
@@ -177,6 +182,8 @@ def build_app(
     for crash in crashes:
         window.info_banner.show_message(crash.message(), Problem.BACKEND_CRASH)
     DriverWatch(backend_guard, window.info_banner, parent=window)  # a driver that seems stuck: say so
+    if sound_system is not None and sound_system.starting:  # the sources once the server answers
+        SoundSystemWatch(sound_system, window.refresh_sources, parent=window)
     _recover(window, settings, started)
     tray.presence.apply()  # the overlay as chosen (only while captioning: hidden until a session)
     window.settings_changed.connect(tray.presence.apply)  # Preferences' "only while captioning"

@@ -98,6 +98,16 @@ class Banner(QFrame):
         if new:
             emit(self.added, message)
 
+    def show_only(self, message: str, problem: Problem) -> None:
+        """``message`` as the one line of ``problem``, whose cause has changed: its other lines go.
+        A line already showing stays where it is and is not announced again."""
+        if (message, problem) in self._lines:
+            self._lines = [line for line in self._lines if line[1] is not problem or line[0] == message]
+            self._render()
+            return
+        self._lines = [line for line in self._lines if line[1] is not problem]
+        self.show_message(message, problem)
+
     def resolve(self, *problems: Problem) -> None:
         """The conditions ``problems`` have ended: remove their lines (hide when none is left)."""
         self._lines = [line for line in self._lines if line[1] not in problems]

@@ -219,7 +219,8 @@ class MainWindow(QMainWindow):
         try:
             sources = self._list_sources()
         except Exception as exc:  # AudioUnavailable and PortAudio errors: show, keep running
-            self.show_error(str(exc), Problem.AUDIO)
+            # the reason now: a sound system that was not answering may have failed since
+            self.error_banner.show_only(str(exc), Problem.AUDIO)
             sources = []
         else:
             self.error_banner.resolve(Problem.AUDIO)

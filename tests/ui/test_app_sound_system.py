@@ -1,0 +1,72 @@
+"""The desktop app with a sound server that does not answer at start (``audio.sound_system``): the
+window comes up and says why, and the sources appear, with no action, once the server answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from captionist.audio.sound_system import SoundSystem
+from captionist.ui import app as app_module
+from captionist.ui.app import AppParts, build_app
+from captionist.ui.banner import Problem
+from tests.fakes.fake_engine import FakeModel
+from tests.fakes.fake_hotkeys import FakeHotkeyFactory
+from tests.fakes.stuck_import import StuckImport
+
+
+@pytest.fixture
+def start_app(qtbot, monkeypatch):
+    built: list[AppParts] = []
+    monkeypatch.setattr(app_module, "START_WAIT_S", 0.05)
+
+    def start(stuck: StuckImport) -> AppParts:
+        system = SoundSystem(stuck)
+        monkeypatch.setattr(app_module, "shared_sound_system", lambda: system)
+        parts = build_app(
+            model_loader=lambda path, backend: FakeModel(), shortcut_listener=FakeHotkeyFactory()
+        )
+        qtbot.addWidget(parts.window)
+        qtbot.addWidget(parts.overlay)
+        built.append(parts)
+        return parts
+
+    yield start
+    for parts in built:
+        parts.app.aboutToQuit.disconnect(parts.at_exit)
+        parts.save_timer.stop()
+
+
+def test_the_app_starts_while_the_sound_server_hangs_and_lists_the_sources_once_it_answers(
+    start_app, fake_sd, qtbot
+) -> None:
+    fake_sd.add_device("USB Mic", rate=48000, default=True)
+    stuck = StuckImport(module=fake_sd)
+    try:
+        parts = start_app(stuck)
+        window = parts.window
+        assert Problem.AUDIO in window.error_banner.problems()
+        assert "the sound system is not answering" in window.error_banner.text()
+        assert window.sources.list.count() == 0
+        assert not window.start_session()  # nothing to capture yet, and it says so
+    finally:
+        stuck.release.set()
+    qtbot.waitUntil(lambda: window.sources.list.count() == 1, timeout=5000)
+    assert [s.name for s in window.sources.selected()] == ["USB Mic"]  # the default input, ticked
+    assert Problem.AUDIO not in window.error_banner.problems()
+    qtbot.waitUntil(lambda: window.model_info is not None, timeout=5000)
+    assert window.start_session()  # the late module is the one the session captures from
+    qtbot.waitUntil(lambda: bool(fake_sd.streams), timeout=5000)
+    window.controller.stop()
+    assert window.controller.wait_idle(10000)
+
+
+def test_a_start_that_fails_after_the_app_is_up_shows_its_own_error(start_app, qtbot) -> None:
+    stuck = StuckImport(error=OSError("PortAudio library not found"))
+    try:
+        parts = start_app(stuck)
+        assert "not answering" in parts.window.error_banner.text()
+    finally:
+        stuck.release.set()
+    banner = parts.window.error_banner
+    qtbot.waitUntil(lambda: "PortAudio library not found" in banner.text(), timeout=5000)
+    assert "not answering" not in banner.text() and Problem.AUDIO in banner.problems()
