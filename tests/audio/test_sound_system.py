@@ -121,3 +121,16 @@ def test_a_wait_that_times_out_gives_stderr_back(call: str, heard: bool) -> None
     )
     assert out.returncode == 0, out.stderr
     assert ("said while the sound system hangs" in out.stderr) is heard, out.stderr
+
+
+@pytest.mark.parametrize(("platform", "kept"), [("win32", True), ("linux", False)])
+def test_on_windows_the_thread_that_started_portaudio_stays(monkeypatch, platform: str, kept: bool) -> None:
+    # WASAPI's device objects live in the COM apartment of the thread that started PortAudio
+    monkeypatch.setattr(sys, "platform", platform)
+    stuck = StuckImport()
+    stuck.release.set()
+    system = SoundSystem(stuck)
+    monkeypatch.undo()
+    assert system.wait(5) and system.ready
+    system.thread.join(timeout=0.5 if kept else 10)
+    assert system.thread.is_alive() is kept

@@ -25,6 +25,7 @@ stuck one is not started twice (the second would wait on the first's import lock
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -58,7 +59,9 @@ class SoundSystem:
         self._error: str | None = None
         self._stderr_lock = threading.Lock()
         self._stderr = _dup_stderr()  # the process's stderr, for a start that hangs (``wait``)
-        threading.Thread(target=self._run, name="captionist-portaudio-start", daemon=True).start()
+        self._keep_thread = sys.platform == "win32"  # see _run
+        self.thread = threading.Thread(target=self._run, name="captionist-portaudio-start", daemon=True)
+        self.thread.start()
 
     def _run(self) -> None:
         try:
@@ -73,6 +76,11 @@ class SoundSystem:
                 if self._stderr is not None:
                     os.close(self._stderr)
                     self._stderr = None
+        if self._keep_thread and self._module is not None:
+            # PortAudio's WASAPI and DirectSound start COM on this thread and keep the device
+            # objects they made in its apartment; an apartment ends with its thread, so this one
+            # stays (idle) for the life of the process, as the app's main thread did before.
+            threading.Event().wait()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Whether the import has finished (well or not), waiting up to ``timeout_s`` for it.
