@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,9 +15,11 @@ from captionist.audio.devices import list_sources
 from captionist.models import ModelStore
 from captionist.pipeline.controller import SessionController
 from captionist.settings import Settings
+from captionist.ui.app import AppParts, build_app
 from captionist.ui.main_window import MainWindow
 from captionist.ui.overlay import CaptionOverlay
 from tests.fakes.fake_engine import FakeModel, expected_words
+from tests.fakes.fake_hotkeys import FakeHotkeyFactory
 from tests.fakes.fake_portal import FakePortal, PrivateBus
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 
@@ -40,6 +43,27 @@ def portal(bus: PrivateBus) -> Iterator[FakePortal]:
 def wait_for_model(qtbot, win: MainWindow) -> None:
     """The window loads the chosen model in the background; wait until it offers its choices."""
     qtbot.waitUntil(lambda: win.model_info is not None and win.model_info.path == win.selected_model())
+
+
+@pytest.fixture
+def built_apps(qtbot) -> Iterator[Callable[..., AppParts]]:
+    """``make(**build_app_kwargs)``: the whole app as ``captionist`` builds it, with a fake model and
+    fake global shortcuts unless given; taken down after the test (its quit handler too)."""
+    built: list[AppParts] = []
+
+    def make(**kwargs: Any) -> AppParts:
+        kwargs.setdefault("model_loader", lambda path, backend: FakeModel())
+        kwargs.setdefault("shortcut_listener", FakeHotkeyFactory())
+        parts = build_app(**kwargs)
+        qtbot.addWidget(parts.window)
+        qtbot.addWidget(parts.overlay)
+        built.append(parts)
+        return parts
+
+    yield make
+    for parts in built:
+        parts.app.aboutToQuit.disconnect(parts.at_exit)
+        parts.save_timer.stop()
 
 
 @pytest.fixture

@@ -7,29 +7,12 @@ import pytest
 from captionist import paths
 from captionist.settings import load_settings
 from captionist.transcript.folders import remember_folder
-from captionist.ui.app import AppParts, build_app
-from tests.fakes.fake_engine import FakeModel
-from tests.fakes.fake_hotkeys import FakeHotkeyFactory
 
 
 @pytest.fixture
-def parts(qtbot, fake_sd):
+def parts(built_apps, fake_sd):
     fake_sd.add_device("Mic", rate=16000, default=True)
-    built: list[AppParts] = []
-
-    def make() -> AppParts:
-        p = build_app(
-            sd=fake_sd, model_loader=lambda path, backend: FakeModel(), shortcut_listener=FakeHotkeyFactory()
-        )
-        qtbot.addWidget(p.window)
-        qtbot.addWidget(p.overlay)
-        built.append(p)
-        return p
-
-    yield make
-    for p in built:
-        p.app.aboutToQuit.disconnect(p.at_exit)
-        p.save_timer.stop()
+    return lambda: built_apps(sd=fake_sd)
 
 
 def test_tray_menu_toggles_overlay_and_click_through_and_settings_are_saved(parts, qtbot) -> None:

@@ -7,33 +7,21 @@ import pytest
 
 from captionist.audio.sound_system import SoundSystem
 from captionist.ui import app as app_module
-from captionist.ui.app import AppParts, build_app
+from captionist.ui.app import AppParts
 from captionist.ui.banner import Problem
-from tests.fakes.fake_engine import FakeModel
-from tests.fakes.fake_hotkeys import FakeHotkeyFactory
 from tests.fakes.stuck_import import StuckImport
 
 
 @pytest.fixture
-def start_app(qtbot, monkeypatch):
-    built: list[AppParts] = []
+def start_app(built_apps, monkeypatch):
     monkeypatch.setattr(app_module, "START_WAIT_S", 0.05)
 
     def start(stuck: StuckImport) -> AppParts:
         system = SoundSystem(stuck)
         monkeypatch.setattr(app_module, "shared_sound_system", lambda: system)
-        parts = build_app(
-            model_loader=lambda path, backend: FakeModel(), shortcut_listener=FakeHotkeyFactory()
-        )
-        qtbot.addWidget(parts.window)
-        qtbot.addWidget(parts.overlay)
-        built.append(parts)
-        return parts
+        return built_apps()  # no sd given: the app starts the sound system itself
 
-    yield start
-    for parts in built:
-        parts.app.aboutToQuit.disconnect(parts.at_exit)
-        parts.save_timer.stop()
+    return start
 
 
 def test_the_app_starts_while_the_sound_server_hangs_and_lists_the_sources_once_it_answers(
