@@ -12,6 +12,7 @@ from captionist.audio.devices import Source
 from captionist.audio.mixer import Mixer
 from tests.conftest import speech_like
 from tests.fakes.fake_sounddevice import FakeSoundDevice
+from tests.fakes.stuck_import import wait_until_answered
 
 
 def _source(sd: FakeSoundDevice, index: int) -> Source:
@@ -355,3 +356,38 @@ def test_captured_samples_survive_a_device_reconnect(fake_sd: FakeSoundDevice) -
     fake_sd.streams[-1].push(np.zeros(800, np.float32))
     assert cap.captured_samples() == 2400
     cap.stop()
+
+
+def test_a_sound_server_that_hangs_cannot_hold_up_open_or_stop(fake_sd: FakeSoundDevice, monkeypatch) -> None:
+    # A stopped pulseaudio: PortAudio's open and stop wait for it for ever (measured), which froze
+    # the window at Start and Stop. Both now give up after their limit and finish in the background.
+    from captionist.audio import capture as capture_module
+
+    monkeypatch.setattr(capture_module, "OPEN_WAIT_S", 0.2)
+    monkeypatch.setattr(capture_module, "CLOSE_WAIT_S", 0.2)
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    cap = Capture([_source(fake_sd, 0)], sd=fake_sd)
+    cap.start()
+    stream = fake_sd.streams[-1]
+    stream.push(np.full(1600, 0.25, np.float32))
+    fake_sd.hang()
+    try:
+        cap.stop()  # returns although the device's stop is still waiting
+        assert not stream.closed
+        assert _drain(cap).size == 1600  # what was captured before stays readable
+        with pytest.raises(CaptureError, match="cannot open 'Mic': the sound system is not answering"):
+            Capture([_source(fake_sd, 0)], sd=fake_sd).start()  # at once, while the stop waits
+        assert len(fake_sd.streams) == 1  # PortAudio was not entered a second time
+    finally:
+        fake_sd.answer()
+    wait_until_answered()
+    assert stream.closed
+
+    fake_sd.hang()  # now with nothing outstanding: an open that waits past its limit
+    try:
+        with pytest.raises(CaptureError, match="the sound system did not answer within 0.2 s"):
+            Capture([_source(fake_sd, 0)], sd=fake_sd).start()
+    finally:
+        fake_sd.answer()
+    wait_until_answered()
+    assert len(fake_sd.streams) == 2 and fake_sd.streams[-1].closed  # opened late, closed at once

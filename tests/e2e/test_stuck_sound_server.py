@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,50 @@ def test_a_command_says_the_sound_server_is_not_answering(tmp_path: Path) -> Non
             pulse.answer()
     assert out.returncode != 0 and out.stdout == ""
     assert "captionist: error: the sound system did not answer within 15 s" in out.stderr, out.stderr
+
+
+def test_a_sound_server_that_hangs_during_a_session_cannot_freeze_stop_or_start(
+    model: Path, tmp_path: Path
+) -> None:
+    # PortAudio's stop and open waited for the stopped server for ever, on the window's thread: Stop
+    # froze the app and the session never finished. Now Stop finishes the session (its transcript
+    # whole), Start says the server is not answering, and once it answers Start works again.
+    with start_pulse(tmp_path / "pulse") as pulse:
+        result_file = tmp_path / "result.json"
+        env = dict(pulse.env(), CAPTIONIST_HOME=str(tmp_path / "home"), QT_QPA_PLATFORM="offscreen")
+        cmd = [sys.executable, "-m", "tests.e2e.hung_session", "--source", f"pulse:{SINK}.monitor",
+               "--out", str(result_file)]  # fmt: skip
+        root = Path(__file__).resolve().parent.parent.parent
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        hung = False
+        try:
+            assert proc.stdout.readline().strip() == "recording"
+            assert pulse.wait_for_recording(timeout_s=60)
+            pulse.say(SPEECH, SINK, espeak_args=ESPEAK)
+            time.sleep(2.0)  # the model's delay: the last words reach the transcript
+            pulse.hang()
+            hung = True
+            proc.stdin.write("hung\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "tried"
+            pulse.answer()
+            hung = False
+            proc.stdin.write("answered\n")
+            proc.stdin.flush()
+            _, stderr = proc.communicate(timeout=120)
+        finally:
+            if hung:
+                pulse.answer()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 0, stderr
+    result = json.loads(result_file.read_text())
+    assert result["started"] and result["finished"], result
+    missing = in_order(EXPECTED_WORDS, result["transcript_text"])
+    assert len(missing) <= MAY_MISS, f"words not heard: {missing}; {result}"
+    assert result["start_while_hung"] is False
+    assert "the sound system is not answering" in result["banner_while_hung"], result
+    assert result["start_after"] is True, result

@@ -49,6 +49,7 @@ class FakeInputStream:
         **_: Any,
     ) -> None:
         self._sd = sd
+        sd.answering.wait()  # a hung sound server: opening waits for its reply
         self.device = sd._resolve(device)
         if not self.device.present:
             raise PortAudioError(f"Device unavailable: {self.device.name}")
@@ -93,6 +94,7 @@ class FakeInputStream:
         self.callback(np.asarray(block, np.float32).reshape(-1, self.channels), len(block), None, None)
 
     def stop(self) -> None:
+        self._sd.answering.wait()  # so does stopping
         self._abort.set()
         if self._thread is not None:
             self._thread.join()
@@ -125,6 +127,15 @@ class FakeSoundDevice:
         self.hostapis = list(hostapis)
         self.default = SimpleNamespace(device=[-1, -1])
         self.streams: list[FakeInputStream] = []
+        self.answering = threading.Event()  # cleared by ``hang``: opening and stopping wait
+        self.answering.set()
+
+    def hang(self) -> None:
+        """The sound server stops answering (a stopped pulseaudio) until ``answer``."""
+        self.answering.clear()
+
+    def answer(self) -> None:
+        self.answering.set()
 
     def add_device(
         self,

@@ -1,10 +1,14 @@
 """An import of ``sounddevice`` that hangs until the test lets it finish, as PortAudio's start does
-with a sound server that never answers (``captionist.audio.sound_system``)."""
+with a sound server that never answers (``captionist.audio.sound_system``); and the wait for calls
+left running past their limit (``captionist.audio.bounded_call``) to end."""
 
 from __future__ import annotations
 
 import threading
+import time
 from types import SimpleNamespace
+
+from captionist.audio.bounded_call import stuck_for
 
 
 class StuckImport:
@@ -22,3 +26,11 @@ class StuckImport:
         if self.error is not None:
             raise self.error
         return self.module
+
+
+def wait_until_answered(timeout_s: float = 10.0) -> None:
+    """Until no audio call is left running past its limit (a test that hung the server answered)."""
+    deadline = time.monotonic() + timeout_s
+    while stuck_for() is not None:
+        assert time.monotonic() < deadline, "a call to the hung sound server never returned"
+        time.sleep(0.01)

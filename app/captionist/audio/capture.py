@@ -58,12 +58,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import soxr
 
+from captionist.audio.bounded_call import CLOSE_WAIT_S, OPEN_WAIT_S, SoundSystemTimeout, bounded_call
 from captionist.audio.devices import Source, SourceBackend
 from captionist.audio.mixer import Mixer
 
@@ -115,6 +117,12 @@ def rms_dbfs(pcm: np.ndarray) -> float:
         return -math.inf
     rms = float(np.sqrt(np.mean(np.square(pcm, dtype=np.float64))))
     return 20.0 * math.log10(rms) if rms > 1e-9 else -math.inf
+
+
+def _close_quietly(stream: Any) -> None:
+    with suppress(Exception):  # a vanished device may fail to close; nothing left to do
+        stream.stop()
+        stream.close()
 
 
 class SourceStream:
@@ -183,16 +191,11 @@ class SourceStream:
                 opener = self._openers[self.source.backend]
             else:
                 raise RuntimeError(f"no stream opener for {self.source.backend.value}")
-            self._stream = opener(
-                device=self.source.open_device,
-                samplerate=self.rate,
-                channels=self.channels,
-                dtype="float32",
-                blocksize=max(1, self.rate * self._block_ms // 1000),
-                callback=self._callback,
-                finished_callback=self._finished,
+
+            # a hung sound server never answers: give up, and close the stream if it opens later
+            self._stream = bounded_call(
+                lambda: self._start_stream(opener), OPEN_WAIT_S, on_late=_close_quietly
             )
-            self._stream.start()
         except Exception as exc:  # PortAudioError and friends: report, keep the app alive
             self._stream = None
             raise CaptureError(f"cannot open {self.source.name!r}: {exc}") from exc
@@ -204,15 +207,31 @@ class SourceStream:
                     os.environ[k] = v
         self.ended.clear()
 
+    def _start_stream(self, opener: Any) -> Any:
+        stream = opener(
+            device=self.source.open_device,
+            samplerate=self.rate,
+            channels=self.channels,
+            dtype="float32",
+            blocksize=max(1, self.rate * self._block_ms // 1000),
+            callback=self._callback,
+            finished_callback=self._finished,
+        )
+        try:
+            stream.start()
+        except BaseException:
+            _close_quietly(stream)
+            raise
+        return stream
+
     def close(self) -> None:
+        """Stop and close the device; a sound server that does not answer is left to finish it in
+        the background (``bounded_call``), so Stop, Start and hiding the meters never hang."""
         self._stopping = True
         stream, self._stream = self._stream, None
         if stream is not None:
-            try:
-                stream.stop()
-                stream.close()
-            except Exception:  # a vanished device may fail to close; nothing left to do
-                pass
+            with suppress(SoundSystemTimeout):
+                bounded_call(lambda: _close_quietly(stream), CLOSE_WAIT_S)
 
     def drain(self, final: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
         """Queued blocks -> 16 kHz mono float32, and the dropped stretches in it as (offset, length)

@@ -1,0 +1,97 @@
+"""A call into the audio library that a hung sound server can block, given a time limit.
+
+Usage::
+
+    stream = bounded_call(open_stream, OPEN_WAIT_S, on_late=close_stream)  # SoundSystemTimeout
+    bounded_call(lambda: stream.close(), CLOSE_WAIT_S)
+
+PortAudio's calls into ALSA's PulseAudio/PipeWire plugin wait for the server's reply, with no
+limit. A server that has hung (stopped, wedged) then froze whoever made the call: the window, at
+Start or Stop or when it hid its level meters, and the session, which could not finish its
+transcript. So these calls run on a helper thread, and the caller waits at most ``timeout_s``. A
+call that outlives its limit goes on in the background (nothing can interrupt it); when it returns
+at last, ``on_late`` gets its result (a stream opened too late is closed there). Until then every
+other call fails at once (``stuck_for`` says how long it has waited): one freeze of a few seconds,
+not one per call, and PortAudio is never entered from two threads at a time.
+
+On Windows the call stays on the caller's thread: PortAudio's WASAPI needs COM started on the
+thread that calls it (PortAudio issue #250), which the app's threads have and a helper would not,
+and Windows has no such sound server to hang.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TypeVar
+
+T = TypeVar("T")
+
+OPEN_WAIT_S = 5.0  # opening a device takes < 1 s; a Bluetooth headset changing mode, a few
+CLOSE_WAIT_S = 2.0
+ON_HELPER_THREAD = sys.platform != "win32"
+
+_stuck_lock = threading.Lock()
+_stuck_since: list[float] = []  # when each call still running past its limit began
+
+
+class SoundSystemTimeout(TimeoutError):
+    """The sound system did not answer within the limit; the call goes on in the background."""
+
+
+def stuck_for() -> float | None:
+    """How long the oldest call still running past its limit has been waiting; None: none is."""
+    with _stuck_lock:
+        return time.monotonic() - min(_stuck_since) if _stuck_since else None
+
+
+def bounded_call(call: Callable[[], T], timeout_s: float, on_late: Callable[[T], object] | None = None) -> T:
+    """``call()``'s result (or its exception), waiting at most ``timeout_s`` for it; after that,
+    ``SoundSystemTimeout``, and ``on_late(result)`` once the call returns after all.
+
+    While a call that outlived its limit is still running, every other call fails at once with
+    ``SoundSystemTimeout``: the server is known not to answer, a second wait would freeze the
+    caller again, and PortAudio must not be entered from two threads at a time."""
+    if not ON_HELPER_THREAD:
+        return call()
+    waited = stuck_for()
+    if waited is not None:
+        raise SoundSystemTimeout(f"the sound system is not answering (for {waited:.0f} s)")
+    lock = threading.Lock()
+    done = threading.Event()
+    outcome: dict[str, object] = {}
+    started = time.monotonic()
+    abandoned = False
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the waiting caller
+            outcome["error"] = exc
+        with lock:
+            done.set()
+            late = abandoned
+        if not late:
+            return
+        try:
+            if on_late is not None and "value" in outcome:
+                with suppress(Exception):  # nobody is left to tell
+                    on_late(outcome["value"])  # type: ignore[arg-type]
+        finally:
+            with _stuck_lock:
+                _stuck_since.remove(started)
+
+    threading.Thread(target=run, name="captionist-audio-call", daemon=True).start()
+    if not done.wait(timeout_s):
+        with lock:
+            if not done.is_set():
+                abandoned = True
+                with _stuck_lock:
+                    _stuck_since.append(started)
+                raise SoundSystemTimeout(f"the sound system did not answer within {timeout_s:g} s")
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
