@@ -96,7 +96,7 @@ class Source:
         return f"{self.name}{tag}"
 
 
-COMMAND_WAIT_S = 15.0  # how long a command waits for PortAudio's start (it takes < 1 s)
+COMMAND_WAIT_S = 10.0  # how long a command waits for PortAudio's start (it takes < 1 s)
 
 
 def import_sounddevice(wait_s: float = COMMAND_WAIT_S) -> Any:
