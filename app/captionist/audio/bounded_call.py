@@ -25,8 +25,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from typing import TypeVar
+
+from captionist.pipeline.disk_thread import DiskNotAnswering, DiskThread
 
 T = TypeVar("T")
 
@@ -50,48 +51,34 @@ def stuck_for() -> float | None:
 
 def bounded_call(call: Callable[[], T], timeout_s: float, on_late: Callable[[T], object] | None = None) -> T:
     """``call()``'s result (or its exception), waiting at most ``timeout_s`` for it; after that,
-    ``SoundSystemTimeout``, and ``on_late(result)`` once the call returns after all.
+    ``SoundSystemTimeout``, and ``on_late(result)`` once the call returns a result after all.
 
     While a call that outlived its limit is still running, every other call fails at once with
     ``SoundSystemTimeout``: the server is known not to answer, a second wait would freeze the
-    caller again, and PortAudio must not be entered from two threads at a time."""
+    caller again, and PortAudio must not be entered from two threads at a time. The thread is the
+    transcript writer's abandonable ``DiskThread``: the same give-up-and-clean-up-later problem."""
     if not ON_HELPER_THREAD:
         return call()
     waited = stuck_for()
     if waited is not None:
         raise SoundSystemTimeout(f"the sound system is not answering (for {waited:.0f} s)")
-    lock = threading.Lock()
-    done = threading.Event()
-    outcome: dict[str, object] = {}
+    helper = DiskThread(name="captionist-audio-call")
     started = time.monotonic()
-    abandoned = False
+    try:
+        result = helper.call(call, timeout_s)
+    except DiskNotAnswering:
+        with _stuck_lock:
+            _stuck_since.append(started)
 
-    def run() -> None:
-        try:
-            outcome["value"] = call()
-        except BaseException as exc:  # handed to the waiting caller
-            outcome["error"] = exc
-        with lock:
-            done.set()
-            late = abandoned
-        if not late:
-            return
-        try:
-            if on_late is not None and "value" in outcome:
-                with suppress(Exception):  # nobody is left to tell
-                    on_late(outcome["value"])  # type: ignore[arg-type]
-        finally:
-            with _stuck_lock:
-                _stuck_since.remove(started)
-
-    threading.Thread(target=run, name="captionist-audio-call", daemon=True).start()
-    if not done.wait(timeout_s):
-        with lock:
-            if not done.is_set():
-                abandoned = True
+        def late(result: T | None) -> None:  # None: the call raised
+            try:
+                if on_late is not None and result is not None:
+                    on_late(result)  # errors are ignored: nobody is left to tell
+            finally:
                 with _stuck_lock:
-                    _stuck_since.append(started)
-                raise SoundSystemTimeout(f"the sound system did not answer within {timeout_s:g} s")
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
+                    _stuck_since.remove(started)
+
+        helper.abandon(late)
+        raise SoundSystemTimeout(f"the sound system did not answer within {timeout_s:g} s") from None
+    helper.abandon(lambda _: None)  # ends the thread
+    return result
