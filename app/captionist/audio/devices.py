@@ -103,13 +103,13 @@ def import_sounddevice(wait_s: float = COMMAND_WAIT_S) -> Any:
     """The sounddevice module (PortAudio started), waiting up to ``wait_s`` for a sound server that
     does not answer (``sound_system``); ``AudioUnavailable`` says why there is none: PortAudio
     missing, or the server still silent."""
-    from captionist.audio.sound_system import shared_sound_system
+    from captionist.audio.sound_system import STUCK_SERVER_HINT, shared_sound_system
 
     system = shared_sound_system()
     if not system.wait(wait_s):
         raise AudioUnavailable(
             f"the sound system did not answer within {wait_s:g} s: PortAudio's start is still "
-            f"waiting for it (a stuck PulseAudio or PipeWire does this; restarting it helps)"
+            f"waiting for it ({STUCK_SERVER_HINT})"
         )
     return system.module
 

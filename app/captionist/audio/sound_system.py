@@ -34,6 +34,7 @@ from typing import Any
 from captionist.audio.devices import AudioUnavailable
 
 START_WAIT_S = 4.0  # the app's wait before it starts without sources (PortAudio starts in < 1 s)
+STUCK_SERVER_HINT = "a stuck PulseAudio or PipeWire does this; restarting it helps"
 
 
 def _import_sounddevice() -> Any:
@@ -122,9 +123,8 @@ class SoundSystem:
         if self._done.is_set():
             return self._error or ""
         return (
-            "the sound system is not answering: PortAudio's start is waiting for it (a stuck "
-            "PulseAudio or PipeWire does this; restarting it helps). The audio sources are listed "
-            "once it answers."
+            f"the sound system is not answering: PortAudio's start is waiting for it "
+            f"({STUCK_SERVER_HINT}). The audio sources are listed once it answers."
         )
 
     def __getattr__(self, name: str) -> Any:  # only for names this class does not have itself
