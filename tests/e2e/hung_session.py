@@ -20,13 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
-
-
-def pump(ms: int) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
+from tests.e2e.gui_session import pump
 
 
 def tell(line: str) -> None:
