@@ -49,18 +49,25 @@ def first_divergence(ours: list[int], ref: list[int]) -> int | None:
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_voxtral_reference_ids(device: str, gguf_path: Callable[[str, str], Path]) -> None:
-    exact = 0
+    exact = n = 0
     for model in MODELS:
         m = engine.Model(gguf_path(model, "f32"), backend=device.lower(), n_threads=1)
         assert m.info["backend"] == device
         for case in load_expected(model)["cases"]:
+            if model == "tiny_wide" and case["clip"] == "speech_long.wav":
+                # leaves the reference at a near-tie within its first 15 of ~200 steps at 5 of the
+                # 6 delays (lavapipe), so it checked little for its 23 s; tiny_small's long clip
+                # is exact at every delay and covers the long caches on the device
+                continue
+            n += 1
             t = m.transcribe(
                 load_clip(case["clip"]), delay_ms=case["delay_tokens"] * 80, stop_at_end_of_utterance=True
             )
             exact += check_against_reference(
                 t.token_ids, case, (device, model, case["clip"], case["delay_tokens"])
             )
-    assert exact >= 30, exact  # most of the 60 cases are exact
+    assert n == 54
+    assert exact >= 30, exact  # most are exact (lavapipe: 52 of the 54)
 
 
 def check_against_reference(ids: list[int], case: dict, where: tuple) -> bool:
@@ -118,19 +125,22 @@ def test_voxtral_streams_on_the_device_as_offline(device: str, gguf_path: Callab
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_fastconformer_reference_ids(device: str, fc_f32: Callable[[str], Path]) -> None:
-    """The FastConformer fixtures record each case's smallest margin: clear-cut cases must match."""
+    """The FastConformer fixtures record each case's smallest margin: every clear-cut case must match.
+    A case with a near-tie somewhere could not fail on its ids, so it is not run here (its long
+    streams are what test_encoder_outputs_match_the_cpu checks on the device, and the CPU tests run
+    every case): on lavapipe they were 45 of this test's 58 s."""
     checked = 0
     for model in HF_MODELS + NEMO_MODELS:
         m = engine.Model(fc_f32(model), backend=device.lower(), n_threads=1)
         for case in expected(model)["cases"]:
             margin = case.get("min_margin", case.get("min_margin_all_steps"))
+            if margin is not None and margin < MARGIN:
+                continue
             lat = (case["lookahead"] + 1) * FRAME_MS if "lookahead" in case else None
             t = m.transcribe(clip(model, case["clip"]), latency_ms=lat, language=case.get("language"))
-            if margin is not None and margin < MARGIN and t.token_ids != case["token_ids"]:
-                continue
             assert t.token_ids == case["token_ids"], (device, model, case["clip"], lat, case.get("language"))
             checked += 1
-    assert checked >= 20, checked
+    assert checked >= 50, checked  # 56 of the 112 cases; the others have a near-tie
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
