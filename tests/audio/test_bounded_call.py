@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -63,3 +64,67 @@ def test_on_windows_the_call_stays_on_the_callers_thread(monkeypatch) -> None:
     assert bounded_call(threading.current_thread, 5) is threading.current_thread()
     monkeypatch.setattr(module, "ON_HELPER_THREAD", True)
     assert bounded_call(threading.current_thread, 5) is not threading.current_thread()
+
+
+def test_the_listeners_hear_once_the_last_late_call_has_returned() -> None:
+    # what gave up on the hung server (the level meters, a failed Start's message) tries it again
+    replies = [threading.Event(), threading.Event()]
+    heard: list[str] = []
+    got = threading.Event()
+
+    def listener() -> None:
+        heard.append(threading.current_thread().name)
+        got.set()
+
+    def failing() -> None:
+        raise RuntimeError("a listener's error reaches nobody")
+
+    forget = module.when_answering_again(listener)
+    forget_failing = module.when_answering_again(failing)
+    try:
+        with pytest.raises(SoundSystemTimeout):
+            bounded_call(lambda: replies[0].wait(30), 0.05)
+        # a second call entered before the first was known to hang (another thread): both wait
+        module._stuck_since.append(0.0)
+        replies[0].set()
+        wait_until_stuck_only(since=0.0)
+        assert heard == []  # one call is still waiting
+        module._answered(0.0)
+        assert heard == [threading.current_thread().name] and got.is_set()
+        heard.clear()
+
+        forget()
+        with pytest.raises(SoundSystemTimeout):
+            bounded_call(lambda: replies[1].wait(30), 0.05)
+        replies[1].set()
+        wait_until_answered()
+        assert heard == []  # forgotten
+    finally:
+        forget()
+        forget_failing()
+        for reply in replies:
+            reply.set()
+
+
+def test_a_listener_runs_on_the_thread_of_the_call_that_returned() -> None:
+    reply, got = threading.Event(), threading.Event()
+    threads: list[threading.Thread] = []
+    forget = module.when_answering_again(lambda: (threads.append(threading.current_thread()), got.set()))
+    try:
+        with pytest.raises(SoundSystemTimeout):
+            bounded_call(lambda: reply.wait(30), 0.05)
+        reply.set()
+        assert got.wait(10)
+        assert threads[0] is not threading.current_thread() and threads[0].name == "captionist-audio-call"
+        wait_until_answered()
+    finally:
+        forget()
+        reply.set()
+
+
+def wait_until_stuck_only(since: float, timeout_s: float = 10.0) -> None:
+    """Until the only call left running past its limit is the one that began at ``since``."""
+    deadline = time.monotonic() + timeout_s
+    while module._stuck_since != [since]:
+        assert time.monotonic() < deadline, module._stuck_since
+        time.sleep(0.01)

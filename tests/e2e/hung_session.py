@@ -6,10 +6,11 @@ the buttons. Steps, each after a line on stdin from the test::
     -> "recording"   the session captures; the test speaks, then hangs the server and says "hung"
     Stop, wait for the session to finish; Start again (the server is still hung)
     -> "tried"       the test lets the server answer and says "answered"
-    wait until the last call to the server has returned; Start, Stop; write the JSON result
+    wait until the last call to the server has returned and the window has reopened its level meters;
+    Start, Stop; write the JSON result
 
 Result: ``{"stop_s", "finished", "transcript_text", "start_while_hung", "banner_while_hung",
-"start_after", "banner_after"}``.
+"banner_when_answered", "meters_when_answered", "start_after", "banner_after"}``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def main() -> int:
         if stuck_for() is None:
             break
         pump(100)
+    for _ in range(50):  # the window hears that the server answers and tries it again by itself
+        if window.meters.preview.active and "not answering" not in window.error_banner.text():
+            break
+        pump(100)
+    result["banner_when_answered"] = window.error_banner.text()
+    result["meters_when_answered"] = window.meters.preview.active
     result["start_after"] = window.start_session()
     result["banner_after"] = window.error_banner.text()
     pump(1000)

@@ -113,6 +113,9 @@ def test_a_sound_server_that_hangs_during_a_session_cannot_freeze_stop_or_start(
     assert len(missing) <= MAY_MISS, f"words not heard: {missing}; {result}"
     assert result["start_while_hung"] is False
     assert "the sound system is not answering" in result["banner_while_hung"], result
+    # once it answers, that line goes and the level meters reopen, with nothing pressed
+    assert "not answering" not in result["banner_when_answered"], result
+    assert result["meters_when_answered"] is True, result
     assert result["start_after"] is True, result
 
 

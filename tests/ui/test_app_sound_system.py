@@ -1,15 +1,19 @@
-"""The desktop app with a sound server that does not answer at start (``audio.sound_system``): the
-window comes up and says why, and the sources appear, with no action, once the server answers."""
+"""The desktop app with a sound server that does not answer: at start (``audio.sound_system``) the
+window comes up and says why, and the sources appear, with no action, once the server answers; later
+(``audio.bounded_call``) Start says why, and once the server answers that line goes and the level
+meters open again by themselves."""
 
 from __future__ import annotations
 
 import pytest
 
+from captionist.audio import capture as capture_module
 from captionist.audio.sound_system import SoundSystem
 from captionist.ui import app as app_module
 from captionist.ui.app import AppParts
 from captionist.ui.banner import Problem
-from tests.fakes.stuck_import import StuckImport
+from tests.fakes.stuck_import import StuckImport, wait_until_answered
+from tests.ui.conftest import wait_for_model
 
 
 @pytest.fixture
@@ -58,3 +62,40 @@ def test_a_start_that_fails_after_the_app_is_up_shows_its_own_error(start_app, q
     banner = parts.window.error_banner
     qtbot.waitUntil(lambda: "PortAudio library not found" in banner.text(), timeout=5000)
     assert "not answering" not in banner.text() and Problem.AUDIO in banner.problems()
+
+
+def test_once_a_server_that_hung_in_use_answers_start_s_error_goes_and_the_meters_reopen(
+    built_apps, fake_sd, qtbot, monkeypatch
+) -> None:
+    monkeypatch.setattr(capture_module, "OPEN_WAIT_S", 0.2)
+    monkeypatch.setattr(capture_module, "CLOSE_WAIT_S", 0.2)
+    fake_sd.add_device("Mic", rate=16000, default=True)
+    window = built_apps(sd=fake_sd).window
+    window.show()
+    qtbot.waitUntil(lambda: window.meters.preview.active, timeout=5000)
+    wait_for_model(qtbot, window)
+    preview_stream = fake_sd.streams[-1]
+    fake_sd.hang()
+    try:
+        assert not window.start_session()  # the meters' stream could not be closed for it in time
+        banner = window.error_banner
+        assert banner.problems() == [Problem.SOUND_SERVER], banner.text()
+        assert "cannot open 'Mic': the sound system is not answering" in banner.text()
+        assert not window.meters.preview.active  # and they could not open again
+    finally:
+        fake_sd.answer()
+    wait_until_answered()
+    qtbot.waitUntil(lambda: window.meters.preview.active, timeout=5000)  # nothing pressed
+    assert Problem.SOUND_SERVER not in banner.problems() and not banner.isVisible()
+    assert preview_stream.closed and not fake_sd.streams[-1].closed
+    assert window.start_session()
+    window.controller.stop()
+    assert window.controller.wait_idle(10000)
+
+
+def test_other_start_errors_stay_when_the_server_answers(built_apps, fake_sd, qtbot) -> None:
+    fake_sd.add_device("Mic", rate=16000, default=True)
+    window = built_apps(sd=fake_sd).window
+    window.controller.error.emit("cannot open 'Mic': Invalid sample rate")
+    window.sound_system_answers()
+    assert window.error_banner.problems() == [Problem.SESSION]

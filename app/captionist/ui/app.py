@@ -182,8 +182,7 @@ def build_app(
     for crash in crashes:
         window.info_banner.show_message(crash.message(), Problem.BACKEND_CRASH)
     DriverWatch(backend_guard, window.info_banner, parent=window)  # a driver that seems stuck: say so
-    if sound_system is not None and sound_system.starting:  # the sources once the server answers
-        SoundSystemWatch(sound_system, window.refresh_sources, parent=window)
+    SoundSystemWatch(sound_system, window.sound_system_answers, parent=window)  # a hung server answers
     _recover(window, settings, started)
     tray.presence.apply()  # the overlay as chosen (only while captioning: hidden until a session)
     window.settings_changed.connect(tray.presence.apply)  # Preferences' "only while captioning"

@@ -46,6 +46,7 @@ class Problem(Enum):
     SOURCES = "sources"  # no source ticked
     MISSING_SOURCES = "missing sources"  # sources ticked last time are not connected
     SESSION = "session"  # a session could not start or failed
+    SOUND_SERVER = "sound server"  # ... because the sound server does not answer (bounded_call)
     DEVICE = "device"  # a source disappeared during a session
     RECOVERY = "recovery"  # a session was recovered after a crash
     TRANSCRIPT_FOLDER = "transcript folder"  # the chosen folder failed; the default one is used

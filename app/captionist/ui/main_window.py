@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
+from captionist.audio.bounded_call import stuck_for
 from captionist.audio.devices import Source, system_audio_note
 from captionist.audio.saved_sources import match_saved_sources
 from captionist.autostart import LoginItem
@@ -190,7 +191,7 @@ class MainWindow(QMainWindow):
         controller.caption.connect(self._on_caption)
         controller.stats.connect(self._on_stats)
         controller.notice.connect(self._on_controller_notice)
-        controller.error.connect(lambda message: self.show_error(message, Problem.SESSION))
+        controller.error.connect(self._on_session_error)
         controller.state_changed.connect(self._on_state)
         controller.session_finished.connect(self._on_finished)
         self._transcript_notices = TranscriptNotices(self.info_banner)
@@ -228,6 +229,14 @@ class MainWindow(QMainWindow):
         self.sources.set_sources(sources, found.ids)
         self._say_missing_sources(found.missing, instead=not found.ids)
         self.meters.restart()
+
+    def sound_system_answers(self) -> None:
+        """A sound server that did not answer does again (``SoundSystemWatch``): what gave up on it
+        tries again. A Start that failed on it has its line withdrawn; while idle the sources are
+        listed again and the level meters reopen, as Refresh sources would."""
+        self.error_banner.resolve(Problem.SOUND_SERVER)
+        if self.controller.state is SessionState.IDLE:
+            self.refresh_sources()
 
     def refresh_models(self) -> None:
         """List the installed models again, keeping the one in the settings selected."""
@@ -377,7 +386,7 @@ class MainWindow(QMainWindow):
             token_ms=info.token_ms,
             fallback_folder=paths.default_transcript_dir(),
         )
-        self.error_banner.resolve(Problem.GENERAL, Problem.SESSION, Problem.DEVICE)
+        self.error_banner.resolve(Problem.GENERAL, Problem.SESSION, Problem.SOUND_SERVER, Problem.DEVICE)
         self._transcript_notices.session_starting()
         if self.overlay is not None:
             self.overlay.clear()
@@ -463,6 +472,11 @@ class MainWindow(QMainWindow):
         """Show ``message`` in the red banner until ``problem`` ends or the user dismisses it;
         distinct messages stack (newest last, at most three)."""
         self.error_banner.show_message(message, problem)
+
+    def _on_session_error(self, message: str) -> None:
+        # a call into the sound server is still waiting past its limit (a Start that could not open
+        # a source because the server hangs): the line goes by itself once the server answers
+        self.show_error(message, Problem.SOUND_SERVER if stuck_for() is not None else Problem.SESSION)
 
     def clear_error(self) -> None:
         self.error_banner.clear()
