@@ -73,9 +73,12 @@ def test_copying_changes_nothing(
     computed = engine.Model(path, backend="cpu", n_threads=2)
     plain = {key: run(computed, load_clip(key[0]), key[1]) for key in golden(model)}
     monkeypatch.delenv("CAPTIONIST_NO_SILENCE_CACHE")
-    for (name, delay), (ids, t) in plain.items():
+    saved = None  # the model keeps the decoder's start of one delay: the last one it saw
+    for (name, delay), (ids, t) in sorted(plain.items(), key=lambda item: item[0][1]):
         assert restored(t) == (0, 0)
-        run(m, load_clip(name), delay)  # the first stream at this delay saves the decoder's start
+        if delay != saved:  # the first stream at this delay saves the decoder's start
+            run(m, load_clip(name), delay)
+            saved = delay
         copied, tc = run(m, load_clip(name), delay)
         assert restored(tc) == (SILENT_TOKENS, SILENT_TOKENS)
         assert copied == ids, (name, delay)
