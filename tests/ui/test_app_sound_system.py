@@ -99,3 +99,29 @@ def test_other_start_errors_stay_when_the_server_answers(built_apps, fake_sd, qt
     window.controller.error.emit("cannot open 'Mic': Invalid sample rate")
     window.sound_system_answers()
     assert window.error_banner.problems() == [Problem.SESSION]
+
+
+def test_refresh_while_the_server_hangs_says_so_at_once_and_the_list_comes_back(
+    built_apps, fake_sd, qtbot, monkeypatch
+) -> None:
+    # listing the PulseAudio sources asks the server (pactl), which would hold the window for 3 s a
+    # call; while a call is known to be stuck the list says why instead, until the server answers
+    monkeypatch.setattr(capture_module, "CLOSE_WAIT_S", 0.2)
+    fake_sd.add_device("Mic", rate=16000, default=True)
+    window = built_apps(sd=fake_sd).window
+    window.show()
+    qtbot.waitUntil(lambda: window.meters.preview.active, timeout=5000)
+    fake_sd.hang()
+    try:
+        window.hide()  # the meters close their stream: that call is left waiting
+        window.show()
+        window.refresh_sources()  # Refresh sources
+        banner = window.error_banner
+        assert Problem.AUDIO in banner.problems() and "the sound system is not answering" in banner.text()
+        assert window.sources.list.count() == 0
+    finally:
+        fake_sd.answer()
+    wait_until_answered()
+    qtbot.waitUntil(lambda: window.sources.list.count() == 1, timeout=5000)
+    assert Problem.AUDIO not in banner.problems()
+    qtbot.waitUntil(lambda: window.meters.preview.active, timeout=5000)

@@ -34,9 +34,10 @@ from PySide6.QtWidgets import QApplication
 
 from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
+from captionist.audio.bounded_call import stuck_for
 from captionist.audio.capture import Capture
 from captionist.audio.devices import AudioUnavailable, list_sources
-from captionist.audio.sound_system import START_WAIT_S, shared_sound_system
+from captionist.audio.sound_system import START_WAIT_S, STUCK_SERVER_HINT, shared_sound_system
 from captionist.autostart import LoginItem, login_item_for_platform
 from captionist.backend_guard import user_guard
 from captionist.feed.caption_feed import CaptionFeed
@@ -116,6 +117,12 @@ def build_app(
     def sources() -> list:
         if sd is None:
             raise AudioUnavailable(audio_error or "audio is unavailable")
+        waited = stuck_for()
+        if waited is not None:  # each pactl call would wait its 3 s for it, on the window's thread
+            raise AudioUnavailable(
+                f"the sound system is not answering (for {waited:.0f} s; {STUCK_SERVER_HINT}). "
+                "The audio sources are listed once it answers."
+            )
         return list_sources(sd)
 
     backend_guard = user_guard()
