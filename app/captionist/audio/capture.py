@@ -33,6 +33,15 @@ Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_cal
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
 ``reconnect_interval_s``; an event says when it is back.
 
+Sources that go quiet: WASAPI loopback delivers no audio at all while nothing plays (PortAudio
+issue #935), and ScreenCaptureKit's system audio does the same. Counted by samples, a paused video
+would then stop the session clock: every later caption would carry a time too early by the pause,
+and the last words before it would wait for the next sound. So these backends (``PACED_BY_CLOCK``)
+are paced by the clock: once such a source has sent nothing for ``QUIET_AFTER_S``, ``read`` returns
+silence for the time since its audio ended (less ``LATENCY_S``, which a late block may still cover),
+and goes on doing so while it stays quiet. Microphones and PulseAudio monitors deliver silence
+themselves, so a stream of theirs that stops is a fault, not a pause, and is not filled in.
+
 Outages (``poll_outages``), so that no audio goes missing unmarked and the session clock stays the
 real one:
 
@@ -97,6 +106,12 @@ class CaptureError(RuntimeError):
     """A device could not be opened; the message names it and says why."""
 
 
+PACED_BY_CLOCK = frozenset({SourceBackend.WASAPI_LOOPBACK, SourceBackend.SCREENCAPTUREKIT})
+QUIET_AFTER_S = 0.3  # a paced source that sent nothing for this long is quiet (blocks come each 10-20 ms);
+# less than the mixer's skew less LATENCY_S, so the mixer never pads a quiet paced source itself
+LATENCY_S = 0.1  # of a quiet stretch, the newest part is left to a block that may be on its way
+
+
 class OutageKind(enum.Enum):
     NO_SOURCE = "no_source"  # every source was lost: nothing in the returned audio stands for it
     DROPPED = "dropped"  # blocks a full queue turned away: the returned audio holds silence for them
@@ -157,6 +172,10 @@ class SourceStream:
         self.rate = int(source.samplerate) or SAMPLE_RATE
         self._resampler = self._new_resampler()
         self._flushed = False  # the resampler got its last input; later blocks are dropped
+        self.paced = source.backend in PACED_BY_CLOCK
+        self.quiet_frames = 0  # device-rate frames of silence ``drain`` put in for a quiet paced source
+        self._audio_end: float | None = None  # paced: the clock time its audio so far reaches
+        self._last_block_at = 0.0  # paced: when ``drain`` last found a block
 
     def _new_resampler(self) -> soxr.ResampleStream | None:
         return (
@@ -233,10 +252,14 @@ class SourceStream:
             with suppress(SoundSystemTimeout):
                 bounded_call(lambda: _close_quietly(stream), CLOSE_WAIT_S)
 
-    def drain(self, final: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    def drain(
+        self, final: bool = False, now: float | None = None
+    ) -> tuple[np.ndarray, list[tuple[int, int]]]:
         """Queued blocks -> 16 kHz mono float32, and the dropped stretches in it as (offset, length)
         pairs of 16 kHz samples: silence stands in for them (consumer thread). ``final`` (the stream
-        is closed: no callback runs) also turns dropped frames no block followed into silence."""
+        is closed: no callback runs) also turns dropped frames no block followed into silence.
+        ``now`` (the capture's clock): a paced source's quiet time since its audio ended comes out
+        as silence (module docstring)."""
         parts: list[np.ndarray] = []
         drops: list[tuple[int, int]] = []  # (device frame taken in, dropped frames)
 
@@ -259,6 +282,13 @@ class SourceStream:
         if final and self._drop_pending:
             silence(self._drop_pending)
             self._drop_pending = 0
+        if self.paced and now is not None and not final:
+            quiet = self._pace(self._frames_in - first_in, now)
+            if quiet:  # the quiet time came before whatever this drain took in
+                parts.insert(0, np.zeros(quiet, np.float32))
+                drops = [(at + quiet, n) for at, n in drops]
+                self._frames_in += quiet
+                self.quiet_frames += quiet
         mono = np.concatenate(parts) if parts else np.zeros(0, np.float32)
         if self._resampler is None:
             return mono, [(at - first_in, n) for at, n in drops]
@@ -275,6 +305,23 @@ class SourceStream:
         at16 = [(self._to_16k(at) - out_before, self._to_16k(at + n) - self._to_16k(at)) for at, n in drops]
         return out, [(max(0, min(at, out.size)), n) for at, n in at16]
 
+    def _pace(self, new_frames: int, now: float) -> int:
+        """Frames of silence that stand for a paced source's quiet time, to go before the
+        ``new_frames`` this drain took in: while it stays quiet, up to ``LATENCY_S`` before now;
+        when its audio comes back, up to where that audio began (it ends about now)."""
+        if self._audio_end is None:  # the first look: the stream's time starts now
+            self._audio_end, self._last_block_at = now, now
+        quiet = now - self._last_block_at >= QUIET_AFTER_S  # nothing came for a while before this
+        if new_frames:
+            self._last_block_at = now
+            until = now - new_frames / self.rate
+        else:
+            until = now - LATENCY_S
+        frames = int((until - self._audio_end) * self.rate) if quiet else 0
+        frames = max(0, frames)
+        self._audio_end += (frames + new_frames) / self.rate
+        return frames
+
     def _to_16k(self, frames: int) -> int:
         return frames * SAMPLE_RATE // self.rate
 
@@ -282,8 +329,9 @@ class SourceStream:
         return not self._queue.empty()
 
     def captured_samples(self) -> int:
-        """Frames delivered so far (dropped ones included), in 16 kHz samples (any thread)."""
-        return (self.accepted_frames + self.dropped_frames) * SAMPLE_RATE // self.rate
+        """Frames delivered so far (dropped ones and a quiet source's silence included), in 16 kHz
+        samples (any thread)."""
+        return (self.accepted_frames + self.dropped_frames + self.quiet_frames) * SAMPLE_RATE // self.rate
 
 
 class Capture:
@@ -441,9 +489,10 @@ class Capture:
             self._flushed = True
             self._captured_final = self.captured_samples()
         dropped: list[tuple[int, int]] = []  # (index in the mixed output, length)
+        now = self._clock()
         for st in self._streams:
             # a lost stream takes no more callbacks: its resampler's tail is flushed at once
-            pcm, drops = st.drain(final=final or st.source.id in self._lost)
+            pcm, drops = st.drain(final=final or st.source.id in self._lost, now=now)
             base = self._mixer.next_index(st.source.id)
             dropped.extend((base + at, n) for at, n in drops if n > 0)
             if pcm.size:

@@ -1,0 +1,159 @@
+"""System audio that sends nothing while nothing plays (WASAPI loopback, ScreenCaptureKit) is paced
+by the clock: its quiet time comes out of ``Capture.read`` as silence of the same length, so the
+session clock, the caption times and the lag stay true (``captionist.audio.capture``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from captionist.audio.capture import LATENCY_S, QUIET_AFTER_S, Capture
+from captionist.audio.devices import Source, SourceBackend
+from tests.fakes.fake_sounddevice import FakeSoundDevice
+
+RATE = 48000
+BLOCK_S = 0.02  # as the devices deliver: a block every 10-20 ms
+TONE = 0.25
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def capture(fake_sd: FakeSoundDevice, backend: SourceBackend, clock: Clock) -> Capture:
+    fake_sd.add_device("Speakers", rate=RATE, channels=2)
+    source = Source(
+        id="out", name="Speakers", kind="loopback", hostapi="x", channels=2, samplerate=RATE,
+        open_device=0, backend=backend,
+    )  # fmt: skip
+    opener = fake_sd.InputStream  # the fake device stands in for the system-audio library
+    return Capture([source], sd=fake_sd, clock=clock, openers={backend: opener})
+
+
+class Run:
+    """Plays the fake device in real time on the fake clock and reads as the worker does."""
+
+    def __init__(self, cap: Capture, clock: Clock, fake_sd: FakeSoundDevice) -> None:
+        self.cap, self.clock, self.fake_sd = cap, clock, fake_sd
+        self.out: list[np.ndarray] = []
+
+    def read(self) -> None:
+        while (pcm := self.cap.read(0)) is not None:
+            self.out.append(pcm)
+
+    def play(self, seconds: float, level: float = TONE) -> None:
+        frames = round(BLOCK_S * RATE)
+        for _ in range(round(seconds / BLOCK_S)):
+            self.clock.t += BLOCK_S
+            self.fake_sd.streams[-1].push(np.full((frames, 2), level, np.float32))
+            self.read()
+
+    def nothing(self, seconds: float) -> None:
+        for _ in range(round(seconds / 0.1)):  # the worker keeps reading: every 0.1 s here
+            self.clock.t += 0.1
+            self.read()
+
+    def audio(self) -> np.ndarray:
+        return np.concatenate(self.out)
+
+
+def loud_runs(pcm: np.ndarray) -> list[tuple[float, float]]:
+    """(start s, end s) of each stretch of the tone, at 16 kHz."""
+    loud = np.abs(pcm) > TONE / 2
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], loud.astype(np.int8), [0]])))
+    return [(a / 16000, b / 16000) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+@pytest.mark.parametrize("backend", [SourceBackend.WASAPI_LOOPBACK, SourceBackend.SCREENCAPTUREKIT])
+def test_a_paused_video_keeps_its_time(fake_sd: FakeSoundDevice, backend: SourceBackend) -> None:
+    clock = Clock()
+    cap = capture(fake_sd, backend, clock)
+    cap.start()
+    run = Run(cap, clock, fake_sd)
+    run.play(1.0)
+    run.nothing(5.0)  # the video is paused: the loopback sends nothing at all
+    quiet_so_far = run.audio().size / 16000
+    assert 6.0 - LATENCY_S - 0.05 <= quiet_so_far <= 6.0  # the silence came while it lasted
+    run.play(1.0)
+    cap.stop()
+    run.read()
+    pcm = run.audio()
+    (a0, a1), (b0, b1) = loud_runs(pcm)
+    assert a0 == pytest.approx(0.0, abs=0.01) and a1 == pytest.approx(1.0, abs=0.01)
+    assert b0 == pytest.approx(6.0, abs=0.03) and b1 == pytest.approx(7.0, abs=0.03)  # its real time
+    assert cap.captured_samples() == pcm.size  # the lag meter counts the silence as audio in
+    assert cap.silent_seconds("out") == pytest.approx(0.0, abs=0.01)
+    assert cap.poll_outages() == []  # silence, not audio that went missing
+
+
+def test_a_long_pause_warns_that_nothing_is_heard(fake_sd: FakeSoundDevice) -> None:
+    # the "no sound from ... for 10 s" notice reads silent_seconds, which a source that sends
+    # nothing never raised
+    clock = Clock()
+    cap = capture(fake_sd, SourceBackend.WASAPI_LOOPBACK, clock)
+    cap.start()
+    run = Run(cap, clock, fake_sd)
+    run.play(0.5)
+    run.nothing(12.0)
+    assert cap.silent_seconds("out") >= 11.0
+
+
+def test_blocks_a_little_late_are_not_a_pause(fake_sd: FakeSoundDevice) -> None:
+    clock = Clock()
+    cap = capture(fake_sd, SourceBackend.WASAPI_LOOPBACK, clock)
+    cap.start()
+    run = Run(cap, clock, fake_sd)
+    for _ in range(10):
+        run.play(0.2)
+        run.nothing(round(QUIET_AFTER_S - 0.1, 1))  # a late block, not a quiet source
+    cap.stop()
+    run.read()
+    assert run.audio().size == pytest.approx(10 * 0.2 * 16000, abs=2)  # what it sent, no more
+
+
+def test_a_microphone_that_stops_sending_is_not_filled_in(fake_sd: FakeSoundDevice) -> None:
+    # microphones and PulseAudio monitors send silence themselves: a stream of theirs that stops is
+    # a fault (a hung sound server), and inventing audio for it would hide that
+    clock = Clock()
+    cap = capture(fake_sd, SourceBackend.PORTAUDIO, clock)
+    cap.start()
+    run = Run(cap, clock, fake_sd)
+    run.play(1.0)
+    run.nothing(5.0)
+    run.play(1.0)
+    cap.stop()
+    run.read()
+    assert run.audio().size == pytest.approx(2 * 16000, abs=2)
+
+
+def test_the_quiet_loopback_beside_a_microphone_stays_in_step(fake_sd: FakeSoundDevice) -> None:
+    # mixed: the microphone's words after a pause of the loopback land at their real time, and the
+    # loopback's sound after its pause lands at its own
+    clock = Clock()
+    fake_sd.add_device("Mic", rate=16000, channels=1)
+    speakers = capture(fake_sd, SourceBackend.WASAPI_LOOPBACK, clock).sources[0]
+    mic = Source(id="mic", name="Mic", kind="input", hostapi="ALSA", channels=1, samplerate=16000,
+                 open_device=0)  # fmt: skip
+    speakers = replace(speakers, open_device=1)
+    cap = Capture(
+        [mic, speakers], sd=fake_sd, clock=clock, openers={SourceBackend.WASAPI_LOOPBACK: fake_sd.InputStream}
+    )
+    cap.start()
+    mic_stream, out_stream = fake_sd.streams[-2], fake_sd.streams[-1]
+    out: list[np.ndarray] = []
+    for step in range(400):  # 8 s: the loopback plays for 1 s, pauses 5 s, plays 2 s
+        clock.t += BLOCK_S
+        mic_stream.push(np.zeros(320, np.float32))
+        if not 50 <= step < 300:
+            out_stream.push(np.full((960, 2), TONE, np.float32))
+        while (pcm := cap.read(0)) is not None:
+            out.append(pcm)
+    (a0, a1), (b0, b1) = loud_runs(np.concatenate(out))
+    assert a1 == pytest.approx(1.0, abs=0.03)
+    assert b0 == pytest.approx(6.0, abs=0.03)
