@@ -55,7 +55,8 @@ class HeadlessChromium:
         self._session: str | None = None
 
     def __enter__(self) -> HeadlessChromium:
-        self.start()
+        if self._proc is None:  # started already: the tests start it first to skip without one
+            self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
