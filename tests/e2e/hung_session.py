@@ -4,12 +4,13 @@ the buttons. Steps, each after a line on stdin from the test::
 
     python -m tests.e2e.hung_session --source pulse:sink.monitor --out result.json
     -> "recording"   the session captures; the test speaks, then hangs the server and says "hung"
-    Stop, wait for the session to finish; Start again (the server is still hung)
+    wait for the window to say the source stopped sending; Stop, wait for the session to finish;
+    Start again (the server is still hung)
     -> "tried"       the test lets the server answer and says "answered"
     wait until the last call to the server has returned and the window has reopened its level meters;
     Start, Stop; write the JSON result
 
-Result: ``{"stop_s", "finished", "transcript_text", "start_while_hung", "banner_while_hung",
+Result: ``{"banner_stalled", "stop_s", "finished", "transcript_text", "start_while_hung", "banner_while_hung",
 "banner_when_answered", "meters_when_answered", "start_after", "banner_after"}``.
 """
 
@@ -57,7 +58,11 @@ def main() -> int:
     result: dict = {"started": window.start_session()}
     tell("recording")
     sys.stdin.readline()  # "hung": the test spoke, then stopped the server
-    pump(500)
+    for _ in range(100):  # the source stops sending: the window says so
+        if "stopped sending audio" in window.error_banner.text():
+            break
+        pump(100)
+    result["banner_stalled"] = window.error_banner.text()
     writing = window.controller.transcript_path
     began = time.monotonic()
     window.controller.stop()  # the window's Stop

@@ -108,6 +108,7 @@ def test_a_sound_server_that_hangs_during_a_session_cannot_freeze_stop_or_start(
         _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
     result = json.loads((tmp_path / "result.json").read_text())
+    assert "stopped sending audio; waiting for it to come back" in result["banner_stalled"], result
     assert result["started"] and result["finished"], result
     missing = in_order(EXPECTED_WORDS, result["transcript_text"])
     assert len(missing) <= MAY_MISS, f"words not heard: {missing}; {result}"

@@ -19,7 +19,7 @@ def test_a_lost_source_shows_until_it_is_back() -> None:
 
 def test_names_with_quotes_and_two_sources_at_once() -> None:
     lost = LostDevices()
-    odd = "Bob's \"Desk\" Mic"
+    odd = 'Bob\'s "Desk" Mic'
     a, b = lost.on_notice(_lost(odd)).show, lost.on_notice(_lost("Speakers (system audio)")).show
     assert a and "Desk" in a and b and "Speakers" in b
     assert lost.on_notice(f"audio source {'Speakers (system audio)'!r} is back").withdraw == b
@@ -32,3 +32,15 @@ def test_other_notices_and_a_finished_session_change_nothing() -> None:
     lost.on_notice(_lost("USB Mic"))
     lost.clear()
     assert lost.on_notice(f"audio source {'USB Mic'!r} is back") == BannerChange()
+
+
+def test_a_source_that_stopped_sending_shows_until_it_is_back() -> None:
+    # capture's wording for an open source gone silent (a hung sound server)
+    lost = LostDevices()
+    change = lost.on_notice(
+        "audio source 'Monitor of meeting' stopped sending audio; waiting for it to come back"
+    )
+    assert (
+        change.show == "Audio source 'Monitor of meeting' stopped sending audio; waiting for it to come back."
+    )
+    assert lost.on_notice("audio source 'Monitor of meeting' is back").withdraw == change.show

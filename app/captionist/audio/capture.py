@@ -33,6 +33,12 @@ Device loss: when a stream ends without ``stop`` (PortAudio calls ``finished_cal
 is marked lost, an event says so, and ``read`` tries to reopen it by id then by name every
 ``reconnect_interval_s``; an event says when it is back.
 
+A stream that stays open but stops sending, as a microphone or monitor does while its sound server
+hangs, is said too: after ``STALL_S`` without a block (counted from its first one), and again when
+it sends. Its time is not made an outage: whether the audio of the pause is lost depends on the
+server (a stopped PulseAudio sends a null sink's missed time afterwards, at once), so the clock
+could only be guessed.
+
 Sources that go quiet: WASAPI loopback delivers no audio at all while nothing plays (PortAudio
 issue #935), and ScreenCaptureKit's system audio does the same. Counted by samples, a paused video
 would then stop the session clock: every later caption would carry a time too early by the pause,
@@ -110,6 +116,7 @@ PACED_BY_CLOCK = frozenset({SourceBackend.WASAPI_LOOPBACK, SourceBackend.SCREENC
 QUIET_AFTER_S = 0.3  # a paced source that sent nothing for this long is quiet (blocks come each 10-20 ms);
 # less than the mixer's skew less LATENCY_S, so the mixer never pads a quiet paced source itself
 LATENCY_S = 0.1  # of a quiet stretch, the newest part is left to a block that may be on its way
+STALL_S = 2.0  # a microphone or monitor that sent nothing for this long has stopped (a hung server)
 
 
 class OutageKind(enum.Enum):
@@ -367,6 +374,9 @@ class Capture:
         self._idle = threading.Event()
         self._returned = 0  # samples ``read`` has returned
         self._all_lost_since: float | None = None  # clock time the last live source was lost
+        self._heard: dict[str, float] = {}  # source id -> clock time its stream was last seen to send
+        self._delivered: dict[str, int] = {}  # source id -> its stream's frames when last looked at
+        self._stalled: set[str] = set()  # open sources that stopped sending audio (not paced ones)
         self._outages: deque[Outage] = deque(maxlen=1000)
 
     @property
@@ -384,6 +394,7 @@ class Capture:
             for st in opened:
                 st.close()
             raise
+        self._heard, self._delivered = {}, {}  # a stream is watched from its first block on
         self._running = True
 
     def stop(self) -> None:
@@ -442,6 +453,22 @@ class Capture:
         if samples:
             self._outages.append(Outage(self._returned, samples, OutageKind.NO_SOURCE))
 
+    def _check_stall(self, st: SourceStream, now: float) -> None:
+        """An open microphone or monitor that stops sending audio (a sound server that hangs keeps
+        the stream open and silent) is said, and so is its return (module docstring)."""
+        sid = st.source.id
+        delivered = st.accepted_frames + st.dropped_frames  # the callback's counts: any block since
+        if delivered != self._delivered.get(sid, 0):
+            self._delivered[sid], self._heard[sid] = delivered, now
+            if sid in self._stalled:
+                self._stalled.discard(sid)
+                self._events.append(f"audio source {st.source.name!r} is back")
+        elif sid in self._heard and sid not in self._stalled and now - self._heard[sid] >= STALL_S:
+            self._stalled.add(sid)
+            self._events.append(
+                f"audio source {st.source.name!r} stopped sending audio; waiting for it to come back"
+            )
+
     def _check_devices(self) -> None:
         now = self._clock()
         for i, st in enumerate(self._streams):
@@ -449,12 +476,16 @@ class Capture:
             if st.ended.is_set() and sid not in self._lost:
                 st.close()
                 self._lost[sid] = now + self._reconnect_s
+                self._stalled.discard(sid)
                 self._events.append(
                     f"audio source {st.source.name!r} disappeared; waiting for it to come back"
                 )
                 if len(self._lost) == len(self._streams):
                     self._all_lost_since = now
-            elif sid in self._lost and now >= self._lost[sid]:
+            elif sid not in self._lost:
+                if not st.paced:  # a paced source's quiet time is silence, not a fault
+                    self._check_stall(st, now)
+            elif now >= self._lost[sid]:
                 self._lost[sid] = now + self._reconnect_s
                 found = self._resolver(st.source) if self._resolver else st.source
                 if found is None:
@@ -468,6 +499,8 @@ class Capture:
                 self._streams[i] = fresh
                 self._captured_before[sid] += st.captured_samples()  # the lost stream takes no more
                 del self._lost[sid]
+                self._heard.pop(sid, None)  # the fresh stream is watched from its first block on
+                self._delivered.pop(sid, None)
                 self._end_outage()
                 self._events.append(f"audio source {st.source.name!r} is back")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 disappeared")
+DEVICE_LOST = re.compile(r"audio source (['\"])(?P<name>.*)\1 (disappeared|stopped sending audio)")
 DEVICE_BACK = re.compile(r"audio source (['\"])(?P<name>.*)\1 is back")
 
 
