@@ -64,3 +64,11 @@ def loud_runs(pcm: np.ndarray) -> list[tuple[float, float]]:
     loud = np.abs(pcm) > TONE / 2
     edges = np.flatnonzero(np.diff(np.concatenate([[0], loud.astype(np.int8), [0]])))
     return [(a / 16000, b / 16000) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def started(fake_sd: FakeSoundDevice, backend: SourceBackend) -> Run:
+    """A started capture of one fake source of ``backend`` on a fake clock (``run.cap``, ``run.clock``)."""
+    clock = Clock()
+    cap = capture(fake_sd, backend, clock)
+    cap.start()
+    return Run(cap, clock, fake_sd)

@@ -11,7 +11,7 @@ import pytest
 
 from captionist.audio.capture import STALL_S, Capture
 from captionist.audio.devices import Source, SourceBackend
-from tests.audio.clocked_capture import BLOCK_S, Clock, Run, capture
+from tests.audio.clocked_capture import BLOCK_S, Clock, capture, started
 from tests.fakes.fake_sounddevice import FakeSoundDevice
 
 STOPPED = "audio source 'Speakers' stopped sending audio; waiting for it to come back"
@@ -19,10 +19,8 @@ BACK = "audio source 'Speakers' is back"
 
 
 def test_a_monitor_that_stops_sending_is_said_and_so_is_its_return(fake_sd: FakeSoundDevice) -> None:
-    clock = Clock()
-    cap = capture(fake_sd, SourceBackend.PORTAUDIO, clock)
-    cap.start()
-    run = Run(cap, clock, fake_sd)
+    run = started(fake_sd, SourceBackend.PORTAUDIO)
+    cap = run.cap
     run.nothing(STALL_S + 1)  # a device may take a while to send its first block: not a stall
     assert cap.poll_events() == []
     run.play(1.0)
@@ -91,10 +89,8 @@ def test_one_source_stalled_beside_another_is_said_and_the_other_goes_on(fake_sd
 
 
 def test_system_audio_paced_by_the_clock_never_stalls(fake_sd: FakeSoundDevice) -> None:
-    clock = Clock()
-    cap = capture(fake_sd, SourceBackend.WASAPI_LOOPBACK, clock)
-    cap.start()
-    run = Run(cap, clock, fake_sd)
+    run = started(fake_sd, SourceBackend.WASAPI_LOOPBACK)
+    cap = run.cap
     run.play(1.0)
     run.nothing(10.0)
     assert cap.poll_events() == [] and cap.poll_outages() == []
