@@ -183,6 +183,9 @@ class SourceStream:
         self.quiet_frames = 0  # device-rate frames of silence ``drain`` put in for a quiet paced source
         self._audio_end: float | None = None  # paced: the clock time its audio so far reaches
         self._last_block_at = 0.0  # paced: when ``drain`` last found a block
+        self.stalled = False  # not paced: open, but nothing sent for ``STALL_S`` (``stall_changed``)
+        self._sent_frames = 0  # the callback's counts when ``stall_changed`` last looked
+        self._sent_at: float | None = None  # when it saw them grow last; None: no block yet
 
     def _new_resampler(self) -> soxr.ResampleStream | None:
         return (
@@ -329,6 +332,20 @@ class SourceStream:
         self._audio_end += (frames + new_frames) / self.rate
         return frames
 
+    def stall_changed(self, now: float) -> bool:
+        """Whether ``stalled`` changed at this look: it is set ``STALL_S`` after the last block
+        (counted from the first), and cleared when the callback runs again. The callback's counts
+        tell, not the queue: each read drains the queue while it waits, so it is empty here."""
+        sent = self.accepted_frames + self.dropped_frames
+        if sent != self._sent_frames:
+            self._sent_frames, self._sent_at = sent, now
+            was, self.stalled = self.stalled, False
+            return was
+        if not self.stalled and self._sent_at is not None and now - self._sent_at >= STALL_S:
+            self.stalled = True
+            return True
+        return False
+
     def _to_16k(self, frames: int) -> int:
         return frames * SAMPLE_RATE // self.rate
 
@@ -374,9 +391,6 @@ class Capture:
         self._idle = threading.Event()
         self._returned = 0  # samples ``read`` has returned
         self._all_lost_since: float | None = None  # clock time the last live source was lost
-        self._heard: dict[str, float] = {}  # source id -> clock time its stream was last seen to send
-        self._delivered: dict[str, int] = {}  # source id -> its stream's frames when last looked at
-        self._stalled: set[str] = set()  # open sources that stopped sending audio (not paced ones)
         self._outages: deque[Outage] = deque(maxlen=1000)
 
     @property
@@ -394,7 +408,6 @@ class Capture:
             for st in opened:
                 st.close()
             raise
-        self._heard, self._delivered = {}, {}  # a stream is watched from its first block on
         self._running = True
 
     def stop(self) -> None:
@@ -453,22 +466,6 @@ class Capture:
         if samples:
             self._outages.append(Outage(self._returned, samples, OutageKind.NO_SOURCE))
 
-    def _check_stall(self, st: SourceStream, now: float) -> None:
-        """An open microphone or monitor that stops sending audio (a sound server that hangs keeps
-        the stream open and silent) is said, and so is its return (module docstring)."""
-        sid = st.source.id
-        delivered = st.accepted_frames + st.dropped_frames  # the callback's counts: any block since
-        if delivered != self._delivered.get(sid, 0):
-            self._delivered[sid], self._heard[sid] = delivered, now
-            if sid in self._stalled:
-                self._stalled.discard(sid)
-                self._events.append(f"audio source {st.source.name!r} is back")
-        elif sid in self._heard and sid not in self._stalled and now - self._heard[sid] >= STALL_S:
-            self._stalled.add(sid)
-            self._events.append(
-                f"audio source {st.source.name!r} stopped sending audio; waiting for it to come back"
-            )
-
     def _check_devices(self) -> None:
         now = self._clock()
         for i, st in enumerate(self._streams):
@@ -476,15 +473,17 @@ class Capture:
             if st.ended.is_set() and sid not in self._lost:
                 st.close()
                 self._lost[sid] = now + self._reconnect_s
-                self._stalled.discard(sid)
                 self._events.append(
                     f"audio source {st.source.name!r} disappeared; waiting for it to come back"
                 )
                 if len(self._lost) == len(self._streams):
                     self._all_lost_since = now
             elif sid not in self._lost:
-                if not st.paced:  # a paced source's quiet time is silence, not a fault
-                    self._check_stall(st, now)
+                # an open microphone or monitor that stops sending (its sound server hangs); a
+                # paced source's quiet time is silence, not a fault
+                if not st.paced and st.stall_changed(now):
+                    said = "stopped sending audio; waiting for it to come back" if st.stalled else "is back"
+                    self._events.append(f"audio source {st.source.name!r} {said}")
             elif now >= self._lost[sid]:
                 self._lost[sid] = now + self._reconnect_s
                 found = self._resolver(st.source) if self._resolver else st.source
@@ -499,8 +498,6 @@ class Capture:
                 self._streams[i] = fresh
                 self._captured_before[sid] += st.captured_samples()  # the lost stream takes no more
                 del self._lost[sid]
-                self._heard.pop(sid, None)  # the fresh stream is watched from its first block on
-                self._delivered.pop(sid, None)
                 self._end_outage()
                 self._events.append(f"audio source {st.source.name!r} is back")
 
