@@ -46,7 +46,9 @@ and the last words before it would wait for the next sound. So these backends (`
 are paced by the clock: once such a source has sent nothing for ``QUIET_AFTER_S``, ``read`` returns
 silence for the time since its audio ended (less ``LATENCY_S``, which a late block may still cover),
 and goes on doing so while it stays quiet. Microphones and PulseAudio monitors deliver silence
-themselves, so a stream of theirs that stops is a fault, not a pause, and is not filled in.
+themselves, so a stream of theirs that stops is a fault, not a pause, and is not filled in. A
+quiet paced source lags the others by ``LATENCY_S`` on purpose, so the mixer is told that this is
+not clock drift (``Mixer.restart_drift_watch``).
 
 Outages (``poll_outages``), so that no audio goes missing unmarked and the session clock stays the
 real one:
@@ -522,7 +524,10 @@ class Capture:
         now = self._clock()
         for st in self._streams:
             # a lost stream takes no more callbacks: its resampler's tail is flushed at once
+            quiet_before = st.quiet_frames
             pcm, drops = st.drain(final=final or st.source.id in self._lost, now=now)
+            if st.quiet_frames != quiet_before:  # a quiet source lags on purpose: not drift
+                self._mixer.restart_drift_watch()
             base = self._mixer.next_index(st.source.id)
             dropped.extend((base + at, n) for at, n in drops if n > 0)
             if pcm.size:
