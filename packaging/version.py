@@ -12,7 +12,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "app" / "captionist" / "_version.
 def read_version() -> str:
     match = re.search(r'__version__\s*=\s*"([^"]+)"', SOURCE.read_text(encoding="utf-8"))
     if match is None:
-        raise ValueError(f"no __version__ = \"...\" in {SOURCE}")
+        raise ValueError(f'no __version__ = "..." in {SOURCE}')
     return match[1]
 
 

@@ -90,7 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.computes < 1 or args.piece < 1 or args.seconds <= 0:
         ap.error("--computes, --piece and --seconds must be positive")
     return dump_stream(
-        args.model, args.out, args.backend, args.computes, args.audio, args.seconds, args.piece, args.flash,
+        args.model,
+        args.out,
+        args.backend,
+        args.computes,
+        args.audio,
+        args.seconds,
+        args.piece,
+        args.flash,
         args.kv_type,
     )
 

@@ -86,8 +86,10 @@ Source #2
 \tName: alsa_input.usb-Blue_Yeti-00.analog-stereo
 \tDescription: Yeti Stereo Microphone Analog Stereo
 """
-INFO = "Server Name: pulseaudio\nDefault Sink: alsa_output.pci-0000_00_1f.3.analog-stereo\n" \
+INFO = (
+    "Server Name: pulseaudio\nDefault Sink: alsa_output.pci-0000_00_1f.3.analog-stereo\n"
     "Default Source: alsa_input.usb-Blue_Yeti-00.analog-stereo\n"
+)
 
 
 def pactl(*args: str) -> str | None:

@@ -65,16 +65,20 @@ def test_nodes_only_one_graph_has_are_left_out_and_the_rest_aligned(dump: Callab
 
     ref = read_dump(dump("c", computes=2))
     extra = dataclasses.replace(ref[5], op="CONT", name="extra")  # one more node in compute 0 or 1
-    other = ref[:5] + [extra] + [dataclasses.replace(r, node=r.node + 1) if r.compute == ref[5].compute else r
-                                 for r in ref[5:]]
+    other = (
+        ref[:5]
+        + [extra]
+        + [dataclasses.replace(r, node=r.node + 1) if r.compute == ref[5].compute else r for r in ref[5:]]
+    )
     result = compare(ref, other, 0.0)
     assert result.over == {}
     assert sum(result.unmatched.values()) == 0
     assert result.matched == sum(1 for r in ref if r.values is not None)
 
 
-def test_a_truncated_dump_is_an_error(dump: Callable[..., Path], tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_truncated_dump_is_an_error(
+    dump: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     whole = dump("d", computes=1).read_bytes()
     cut = tmp_path / "cut.nodes"
     cut.write_bytes(whole[: len(whole) - 7])

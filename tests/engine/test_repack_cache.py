@@ -88,9 +88,7 @@ def test_first_load_writes_the_cache_and_later_loads_map_it(q4k: Path, tmp_path:
     assert [p.name for p in cache.iterdir()] == [path.name]  # no temporary file left
 
 
-def test_fastconformer_q4_k_goes_through_the_cache_too(
-    fc_f32: Callable[[str], Path], tmp_path: Path
-) -> None:
+def test_fastconformer_q4_k_goes_through_the_cache_too(fc_f32: Callable[[str], Path], tmp_path: Path) -> None:
     path = tmp_path / "parakeet_eou_tiny.Q4_K.gguf"
     engine.quantize(fc_f32("parakeet_eou_tiny"), path, "Q4_K")  # its 256-wide rows take Q4_K
     cache = tmp_path / "cache"

@@ -55,10 +55,15 @@ def test_the_kept_linux_plugins_exist_in_pyside6() -> None:
     import PySide6
 
     plugins = Path(PySide6.__file__).parent / "Qt" / "plugins"
-    for kind, name in [("platforms", "qxcb"), ("platforms", "qoffscreen"), ("platforms", "qwayland"),
-                       ("imageformats", "qsvg"), ("iconengines", "qsvgicon"),
-                       ("platforminputcontexts", "composeplatforminputcontextplugin"),
-                       ("wayland-shell-integration", "xdg-shell")]:
+    for kind, name in [
+        ("platforms", "qxcb"),
+        ("platforms", "qoffscreen"),
+        ("platforms", "qwayland"),
+        ("imageformats", "qsvg"),
+        ("iconengines", "qsvgicon"),
+        ("platforminputcontexts", "composeplatforminputcontextplugin"),
+        ("wayland-shell-integration", "xdg-shell"),
+    ]:
         assert name in KEEP_QT_PLUGINS[kind]
         assert (plugins / kind / f"lib{name}.so").is_file(), f"{kind}/lib{name}.so"
 
@@ -66,10 +71,18 @@ def test_the_kept_linux_plugins_exist_in_pyside6() -> None:
 def test_one_copy_of_each_library() -> None:
     linux = {"libggml.so", "libggml.so.0", "libggml.so.0.20.2", "libggml-cpu-haswell.so", "libfoo.so.1.2"}
     assert sorted(n for n in linux if is_runtime_library(n, linux)) == [
-        "libfoo.so.1.2", "libggml-cpu-haswell.so", "libggml.so.0",
+        "libfoo.so.1.2",
+        "libggml-cpu-haswell.so",
+        "libggml.so.0",
     ]
-    mac = {"libggml.dylib", "libggml.0.dylib", "libggml.0.20.2.dylib", "libggml-metal.dylib",
-           "libggml-metal.0.dylib", "libggml-metal.0.20.2.dylib"}
+    mac = {
+        "libggml.dylib",
+        "libggml.0.dylib",
+        "libggml.0.20.2.dylib",
+        "libggml-metal.dylib",
+        "libggml-metal.0.dylib",
+        "libggml-metal.0.20.2.dylib",
+    }
     kept = sorted(n for n in mac if is_runtime_library(n, mac))
     assert kept == ["libggml-metal.0.dylib", "libggml.0.dylib"]
     windows = {"ggml.dll", "ggml-cpu.dll", "ggml.lib"}
@@ -96,7 +109,10 @@ except LocalEntryNotFoundError:
     print("ok")
 """
     out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={"QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr[-3000:]

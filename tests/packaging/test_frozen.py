@@ -74,8 +74,10 @@ def test_prepare_gives_a_windowed_app_null_streams(
     [
         (["libggml.so.0", "libggml-base.so.0", "libggml-cpu.so.0"], []),  # the PyPI wheel: linked
         (["libggml.0.dylib", "libggml-metal.0.dylib", "libggml-blas.0.dylib"], []),
-        (["libggml.so.0", "libggml-cpu-haswell.so", "libggml-cpu-skylakex.so", "libggml-cuda.so"],
-         ["libggml-cpu-haswell.so", "libggml-cpu-skylakex.so", "libggml-cuda.so"]),
+        (
+            ["libggml.so.0", "libggml-cpu-haswell.so", "libggml-cpu-skylakex.so", "libggml-cuda.so"],
+            ["libggml-cpu-haswell.so", "libggml-cpu-skylakex.so", "libggml-cuda.so"],
+        ),
         (["ggml.dll", "ggml-base.dll", "ggml-cuda.dll"], ["ggml-cuda.dll"]),
     ],
 )
@@ -175,7 +177,10 @@ def test_the_desktop_app_takes_in_tray_and_quit_after_only(args: list[str], expe
 def test_gui_quits_by_itself_after_quit_after(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CAPTIONIST_HOME": str(tmp_path / "home")}
     out = subprocess.run(
-        [sys.executable, "-m", "captionist", "--quit-after", "1"], env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "captionist", "--quit-after", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert out.returncode == 0, out.stderr

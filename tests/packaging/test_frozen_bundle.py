@@ -202,8 +202,17 @@ def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
 
 def test_bundle_leaves_out_what_the_app_does_not_use() -> None:
     files = {p.name for p in BUNDLE.rglob("*")}
-    for unwanted in ("libQt6Quick.so.6", "libQt6Qml.so.6", "libQt6Pdf.so.6", "libQt6WebEngineCore.so.6",
-                     "libqgtk3.so", "libqtvirtualkeyboardplugin.so", "torch", "transformers", "PIL"):
+    for unwanted in (
+        "libQt6Quick.so.6",
+        "libQt6Qml.so.6",
+        "libQt6Pdf.so.6",
+        "libQt6WebEngineCore.so.6",
+        "libqgtk3.so",
+        "libqtvirtualkeyboardplugin.so",
+        "torch",
+        "transformers",
+        "PIL",
+    ):
         assert unwanted not in files
     assert not (BUNDLE / "_internal" / "PySide6" / "Qt" / "translations").exists()
 
@@ -216,10 +225,17 @@ def test_every_library_resolves_inside_the_bundle_or_the_system() -> None:
     for lib in internal.rglob("*.so*"):
         if lib.is_symlink() or not lib.is_file():
             continue
-        ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True,
-                             env={**os.environ, "LD_LIBRARY_PATH": str(internal)})
-        missing += [f"{lib.name}: {line.split()[0]}" for line in ldd.stdout.splitlines()
-                    if "not found" in line and not line.strip().startswith("libwayland-")]
+        ldd = subprocess.run(
+            ["ldd", str(lib)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LD_LIBRARY_PATH": str(internal)},
+        )
+        missing += [
+            f"{lib.name}: {line.split()[0]}"
+            for line in ldd.stdout.splitlines()
+            if "not found" in line and not line.strip().startswith("libwayland-")
+        ]
     assert not missing
 
 
@@ -239,8 +255,13 @@ def test_linux_install_script_adds_the_menu_entry_and_removes_it(tmp_path: Path)
     version = run([home / ".local/bin/captionist", "--version"], tmp_path / "cfg")
     assert version.stdout.strip() == f"captionist {read_version()}"
 
-    out = subprocess.run(["sh", str(home / ".local/opt/captionist/install.sh"), "--uninstall"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        ["sh", str(home / ".local/opt/captionist/install.sh"), "--uninstall"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert not desktop.exists()
     assert not (home / ".local/opt/captionist").exists()

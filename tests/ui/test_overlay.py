@@ -275,4 +275,3 @@ def test_an_utterance_wraps_from_its_start_whatever_came_before(qtbot) -> None:
     alone.show_update(_update(2, " " + long + " more", " more"))
     grown = alone.visible_lines()
     assert grown[: len(lines) - 1] == lines[:-1] and grown[len(lines) - 1].startswith(lines[-1])
-

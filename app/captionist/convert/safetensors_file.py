@@ -112,6 +112,7 @@ def _read_header(path: Path) -> dict[str, TensorEntry]:
 
 def _integers(value: object, what: str, path: Path, name: str) -> tuple[int, ...]:
     """A JSON list of non-negative integers (no floats, no booleans, no strings)."""
+
     def ok(v: object) -> bool:
         return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 

@@ -29,7 +29,7 @@ def format_gb(value: float) -> str:
 
 
 def size_text(q: Quantization) -> str:
-    """"0.67 GB file, needs ~0.97 GB RAM": what one quantization costs."""
+    """What one quantization costs, as "0.67 GB file, needs ~0.97 GB RAM"."""
     return f"{format_gb(q.file_gb)} file, needs ~{format_gb(q.ram_gb)} RAM"
 
 

@@ -185,6 +185,7 @@ def _export(final: Path, output: Path, fmt: str) -> bool:
 def save_transcript(text: str, wanted: Path | None, fmt: str, err: TextIO) -> Path | None:
     """Write ``text`` atomically to ``wanted``, else to a file in the temporary folder; the path
     written, or None (then the captions printed on stdout are the only copy). Says so on ``err``."""
+
     def write(target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, text)
