@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: system packages, ggml (built once from source: tools/install_ggml.sh),
-# the package with its test extras (builds the C++ engine), lint and format checks, then the default test suite (long
-# benchmarks are not part of it).
+# the package with its test extras (builds the C++ engine), lint and format checks, then the default
+# test suite (long benchmarks are not part of it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_system.sh
