@@ -118,7 +118,7 @@ def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert calls == [
         {
             "model": "m.gguf",
-            "device": "2",
+            "device": ["2"],
             "latency_ms": 480,
             "language": None,
             "output": out,
@@ -145,6 +145,8 @@ def test_live_passes_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert calls[3]["serve"] == BindAddress("0.0.0.0", 0) and calls[3]["serve_token"] == "tok_12345"
     assert calls[3]["captions_file"] == Path("c.txt") and calls[3]["keywords"] == ["Alice", "budget review"]
     assert main(["live", "--serve", "8791"]) == 3 and calls[4]["serve"] == BindAddress("127.0.0.1", 8791)
+    assert main(["live", "--device", "usb", "--device", "monitor"]) == 3
+    assert calls[5]["device"] == ["usb", "monitor"]  # mixed
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,12 @@ def add_parsers(sub: Any) -> None:
         ),
     )
     p.add_argument("--model", help="model file (.gguf); default: the downloaded default model")
-    p.add_argument("--device", help="input device name or index (see 'captionist devices')")
+    p.add_argument(
+        "--device",
+        action="append",
+        help="input device name or index (see 'captionist devices'); repeat to mix several, "
+        "e.g. a microphone and system audio",
+    )
     add_model_options(p)
     p.add_argument(
         "-o",

@@ -121,10 +121,11 @@ class PulseServer:
         """How many clients record from any source right now."""
         return len(self.pactl("list", "short", "source-outputs").stdout.splitlines())
 
-    def wait_for_recording(self, timeout_s: float = 20.0) -> bool:
+    def wait_for_recording(self, timeout_s: float = 20.0, streams: int = 1) -> bool:
+        """Whether at least ``streams`` clients record within ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.recording_streams() > 0:
+            if self.recording_streams() >= streams:
                 return True
             time.sleep(0.05)
         return False

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,41 @@ def test_live_with_output_leaves_only_that_file(qapp, fake_sd, wav_48k, tmp_path
     assert sorted(dest.parent.iterdir()) == [dest]  # no <start time> transcript or journal beside it
     archive = paths.session_journals_dir()
     assert not archive.exists() or list(archive.iterdir()) == []  # nor a journal kept for export
+
+
+def test_live_mixes_every_device_given(qapp, fake_sd, wav_48k, tmp_path) -> None:
+    # --device twice: the speech on system audio and a microphone that hears nothing, mixed; both
+    # are named when it starts and in the transcript
+    audio, rate = soundfile.read(wav_48k, dtype="float32")
+    fake_sd.add_device("Monitor of null", rate=rate, channels=2, audio=audio)
+    fake_sd.add_device("USB Mic", rate=16000, channels=1, audio=np.zeros(len(audio) // 3, np.float32))
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    out, err = io.StringIO(), io.StringIO()
+    dest = tmp_path / "talk.json"
+    status = run_live(
+        str(model_file), ["null", "usb"], 480, dest, 0.2, "auto",
+        sd=fake_sd, model_loader=lambda p, b: FakeModel(), out=out, err=err,
+    )  # fmt: skip
+    assert status == 0, err.getvalue()
+    assert [s.device.name for s in fake_sd.streams] == ["Monitor of null", "USB Mic"]  # both opened
+    assert "listening to Monitor of null (system audio) + USB Mic (" in err.getvalue()
+    import soxr
+
+    want = expected_words(soxr.resample(audio[:, 0], rate, 16000).astype(np.float32))
+    assert out.getvalue().split() == want
+    saved = json.loads(dest.read_text())
+    assert saved["sources"] == ["Monitor of null", "USB Mic"]
+    assert " ".join(c["text"] for c in saved["captions"]).split() == want
+
+
+def test_live_refuses_a_device_given_twice(qapp, fake_sd, tmp_path) -> None:
+    fake_sd.add_device("Monitor of null", rate=48000, channels=2)
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF")
+    with pytest.raises(DeviceNotFound, match="'monitor' names 'Monitor of null \\(system audio\\)' again"):
+        run_live(str(model_file), ["null", "monitor"], None, None, 1.0, "auto", sd=fake_sd)
+    assert fake_sd.streams == []  # nothing was opened
 
 
 def test_live_setup_errors_are_one_line(qapp, fake_sd, tmp_path, monkeypatch) -> None:
@@ -190,7 +226,7 @@ def test_an_output_whose_disk_stops_answering_at_the_end_does_not_hold_the_exit(
     dest = tmp_path / "share" / "talk.srt"
     hung = threading.Event()
     monkeypatch.setattr(disk_thread, "HANG_S", 0.2)
-    monkeypatch.setattr(headless, "_export", lambda final, output, fmt: hung.wait(30))
+    monkeypatch.setattr(headless, "_export", lambda final, output, fmt, meta: hung.wait(30))
     err = io.StringIO()
     try:
         status = live_on_null(fake_sd, model_file, dest, io.StringIO(), err)

@@ -6,10 +6,11 @@ Usage::
     status = run_live(model=None, device="pulse", latency_ms=560, output=Path("meeting.srt"),
                       duration=60.0, backend="auto", language=None)
 
-The model is loaded before the session starts, so a latency or language it does not offer is a
-one-line ``ValueError`` naming its choices before any device opens. Without ``latency_ms``/``language``
-the model's own defaults are used (the desktop app's saved settings are never read here);
-``delay_ms`` is Voxtral's name for ``latency_ms``.
+``device`` is an id or name part, or a list of them: those sources are mixed (``--device`` given
+more than once). The model is loaded before the session starts, so a latency or language it does
+not offer is a one-line ``ValueError`` naming its choices before any device opens. Without
+``latency_ms``/``language`` the model's own defaults are used (the desktop app's saved settings are
+never read here); ``delay_ms`` is Voxtral's name for ``latency_ms``.
 Captions are printed to stdout as they are committed (a line break at each end of utterance);
 notices and errors go to stderr. The session's crash-safe transcript is written continuously into
 the output's folder (``<start time>.<fmt>`` plus its journal); when the session ends it is exported
@@ -48,7 +49,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer, Slot
 from captionist import paths
 from captionist.alerts.keyword_alerts import KeywordAlerts
 from captionist.alerts.watcher import KeywordHit
-from captionist.audio.devices import find_source, import_sounddevice, list_sources
+from captionist.audio.devices import DeviceNotFound, Source, find_source, import_sounddevice, list_sources
 from captionist.backend_guard import user_guard
 from captionist.engine import Token
 from captionist.feed.access import BindAddress, new_token
@@ -174,11 +175,12 @@ def _fallback_path(fmt: str) -> Path:
     return Path(tempfile.gettempdir()) / f"captionist-{stamp}.{fmt}"
 
 
-def _export(final: Path, output: Path, fmt: str) -> bool:
-    """Write the session's transcript ``final`` to ``output`` in ``fmt``; False if they are one file."""
+def _export(final: Path, output: Path, fmt: str, meta: dict[str, Any]) -> bool:
+    """Write the session's transcript ``final`` to ``output`` in ``fmt``, with the session's
+    ``meta`` (model, sources); False if they are one file."""
     if output.resolve() == final.resolve():
         return False
-    SessionWriter.export(final, output, fmt)
+    SessionWriter.export(final, output, fmt, meta=meta)
     return True
 
 
@@ -230,9 +232,22 @@ def start_feed(
     return feed
 
 
+def choose_sources(device: str | Sequence[str] | None, listing: list[Source]) -> list[Source]:
+    """The sources ``--device`` names (each an id or a name part; several are mixed), or the
+    default input; ``DeviceNotFound`` for one that matches nothing or names a source again."""
+    queries = [device] if device is None or isinstance(device, str) else list(device) or [None]
+    chosen: list[Source] = []
+    for query in queries:
+        source = find_source(query, listing)
+        if source in chosen:
+            raise DeviceNotFound(f"{query!r} names {source.label()!r} again; give each source once")
+        chosen.append(source)
+    return chosen
+
+
 def run_live(
     model: str | None,
-    device: str | None,
+    device: str | Sequence[str] | None,
     latency_ms: int | None,
     output: Path | None,
     duration: float | None,
@@ -265,7 +280,7 @@ def run_live(
     else:
         fmt, folder = DEFAULT_FORMAT, paths.default_transcript_dir()
     sd = sd or import_sounddevice()
-    source = find_source(device, list_sources(sd))
+    sources = choose_sources(device, list_sources(sd))
     if model_loader is None:  # a model bound for a GPU runs its first second in a crash trial
         model_loader = guarded_loader(user_guard(), notice=lambda m: print(f"captionist: {m}", file=err))
     loaded = model_loader(model_path, backend)
@@ -303,7 +318,7 @@ def run_live(
         ctl.session_finished.connect(printer.on_finished)
         config = SessionConfig(
             model_path,
-            [source],
+            sources,
             latency,
             folder,
             fmt,
@@ -315,7 +330,8 @@ def run_live(
         shown_language = chosen or getattr(loaded, "default_language", None)
         settings_text = f"latency {latency} ms" + (f", language {shown_language}" if shown_language else "")
         print(
-            f"captionist: listening to {source.label()} ({settings_text}); Ctrl-C to stop",
+            f"captionist: listening to {' + '.join(s.label() for s in sources)} ({settings_text}); "
+            "Ctrl-C to stop",
             file=err,
             flush=True,
         )
@@ -340,13 +356,14 @@ def run_live(
             ctl.wait_idle()
             return 1
         final, failed = result.transcript, result.summary.error is not None
+        meta = {"model": model_path.name, "sources": [s.name for s in sources]}  # as the session's file
         if output is not None and any(folder_key(d) == folder_key(output.parent) for d in dead):
             # not touched again: each new request to a disk that hangs can hold the exit too
             print(f"captionist: error: {output}: its disk is not answering", file=err, flush=True)
             output, failed = None, True
         if final is not None and output is not None:
             try:
-                if bounded(lambda: _export(final, output, fmt), output):
+                if bounded(lambda: _export(final, output, fmt, meta), output):
                     remove_session(final)  # output holds all of it: no <start time> files left
                     final = output
             except (OSError, ValueError) as exc:  # the session's own file stays the transcript
@@ -359,7 +376,6 @@ def run_live(
             if silent and output is None:
                 print("captionist: nothing was transcribed; no transcript written", file=err, flush=True)
                 return 1 if result.summary.error else 0
-            meta = {"model": model_path.name, "sources": [source.name]}
             text = printer.render(fmt, token_ms=info.token_ms, timestamps=DEFAULT_TIMESTAMPS, meta=meta)
             wanted = output or (folder / f"{datetime.now().strftime('%Y-%m-%d %H-%M-%S')}.{fmt}")
             saved = save_transcript(text, wanted, fmt, err)

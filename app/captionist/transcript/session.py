@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -390,12 +390,20 @@ class SessionWriter:
         return captions_of_contents(read_journal(journal))
 
     @staticmethod
-    def export(journal_or_path: Path, dest: Path, fmt: str, *, timestamps: bool | None = None) -> None:
+    def export(
+        journal_or_path: Path,
+        dest: Path,
+        fmt: str,
+        *,
+        timestamps: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         """Write a session (its journal, or a transcript file) to ``dest`` in format ``fmt``.
 
         A transcript file whose journal lies next to it or in the archive (``archive.journal_for``)
         is exported from the journal (lossless); otherwise srt/vtt/json/timestamped txt files are
-        parsed. ``timestamps`` defaults to the session's setting (``True`` for parsed files).
+        parsed. ``timestamps`` defaults to the session's setting (``True`` for parsed files);
+        ``meta`` (model, sources) stands in for a parsed file's, which parsing does not keep.
         """
         fmt = check_format(fmt)
         src = Path(journal_or_path)
@@ -409,6 +417,6 @@ class SessionWriter:
                 text = src.read_text(encoding="utf-8")
             except OSError as exc:
                 raise ValueError(f"cannot read transcript {src}: {exc.strerror or exc}") from None
-            captions, meta = parse(src.suffix, text), {}
+            captions, meta = parse(src.suffix, text), dict(meta or {})
             ts = True if timestamps is None else timestamps
         write_atomic(Path(dest), render(fmt, captions, timestamps=ts, meta=meta))
