@@ -198,6 +198,7 @@ def test_bundle_holds_the_engine_ggml_and_the_demo_model() -> None:
     assert (internal / "captionist" / "resources" / "captionist.svg").is_file()
     assert (internal / "captionist" / "feed" / "page.html").is_file()
     assert (internal / "captionist" / "help" / "README.md").is_file()  # what Help opens
+    assert list((internal / "pywebrtc_audio").glob("_webrtc_audio*"))  # echo cancellation (audio/echo.py)
 
 
 def test_bundle_leaves_out_what_the_app_does_not_use() -> None:

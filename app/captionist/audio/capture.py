@@ -50,6 +50,10 @@ themselves, so a stream of theirs that stops is a fault, not a pause, and is not
 quiet paced source lags the others by ``LATENCY_S`` on purpose, so the mixer is told that this is
 not clock drift (``Mixer.restart_drift_watch``).
 
+Echo: a call on loudspeakers reaches a microphone too. When a microphone (``kind`` "input") is
+mixed with system audio, the mixer takes the system audio out of the microphone with an
+``echo.EchoCanceller`` (``cancel_echo=False``: not; the level meters need none).
+
 Outages (``poll_outages``), so that no audio goes missing unmarked and the session clock stays the
 real one:
 
@@ -84,6 +88,7 @@ import soxr
 
 from captionist.audio.bounded_call import CLOSE_WAIT_S, OPEN_WAIT_S, SoundSystemTimeout, bounded_call
 from captionist.audio.devices import Source, SourceBackend
+from captionist.audio.echo import EchoCanceller, EchoUnavailable
 from captionist.audio.mixer import Mixer
 
 SAMPLE_RATE = 16000
@@ -372,20 +377,21 @@ class Capture:
         reconnect_interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         openers: Mapping[SourceBackend, StreamOpener] | None = None,
+        cancel_echo: bool = True,
     ) -> None:
         if not sources:
             raise ValueError("Capture needs at least one source")
+        self._events: deque[str] = deque(maxlen=100)
         self._sd = sd
         self._resolver = resolver
         self._queue_seconds, self._block_ms = queue_seconds, block_ms
         self._openers = {**DEFAULT_OPENERS, **(openers or {})}
         self._streams = [SourceStream(s, sd, queue_seconds, block_ms, self._openers) for s in sources]
-        self._mixer = Mixer([s.id for s in sources])
+        self._mixer = Mixer([s.id for s in sources], cancellers=self._echo_cancellers(sources, cancel_echo))
         self._levels: dict[str, float] = {s.id: -math.inf for s in sources}
         self._silent_samples: dict[str, int] = {s.id: 0 for s in sources}
         self._lost: dict[str, float] = {}  # source id -> next reconnect time
         self._captured_before: dict[str, int] = {s.id: 0 for s in sources}  # by streams replaced
-        self._events: deque[str] = deque(maxlen=100)
         self._reconnect_s, self._clock = reconnect_interval_s, clock
         self._running = False
         self._flushed = False
@@ -398,6 +404,17 @@ class Capture:
     @property
     def sources(self) -> list[Source]:
         return [s.source for s in self._streams]
+
+    def _echo_cancellers(self, sources: list[Source], wanted: bool) -> dict[str, EchoCanceller]:
+        """One canceller per microphone when system audio is mixed beside it (module docstring)."""
+        microphones = [s.id for s in sources if s.kind == "input"]
+        if not wanted or not microphones or len(microphones) == len(sources):
+            return {}
+        try:
+            return {sid: EchoCanceller() for sid in microphones}
+        except EchoUnavailable as exc:  # the microphones are mixed as they are
+            self._events.append(str(exc))
+            return {}
 
     def start(self) -> None:
         """Open every device; on failure close what was opened and raise ``CaptureError``."""
@@ -541,6 +558,8 @@ class Capture:
         # that follows sits after it
         all_lost = self._all_lost_since is not None
         out = self._mixer.pull(final=final or not self._running or all_lost)
+        while self._mixer.problems:
+            self._events.append(self._mixer.problems.pop(0))
         self._returned += out.size
         self._add_dropped(dropped)
         return out if out.size else None

@@ -21,13 +21,21 @@ output, the one behind is stretched by that lead, at most ``MAX_STRETCH`` of its
 stretch never takes a source's index past the newest sample any source has really sent, so the
 output never runs ahead of the captured audio (the lag figure) and timestamps stay on a device's
 clock. ``restart_drift_watch`` tells it that a lead seen so far is not drift.
+
+Echo: ``cancellers`` maps a microphone's id to its ``echo.EchoCanceller``; each pull takes out of
+that microphone's part what the other sources (the system audio, not in ``cancellers``) play in
+the same stretch of output, before the parts are summed. A canceller that fails is dropped (that
+microphone goes on as it is) and its error is left in ``problems`` for the capture to report.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
+
+from captionist.audio.echo import EchoCanceller
 
 SAMPLE_RATE = 16000
 DRIFT_WINDOW_S = 10.0  # a lead must last this long (of mixed output) to count as drift
@@ -47,9 +55,18 @@ def stretch(pcm: np.ndarray, extra: int) -> np.ndarray:
 
 
 class Mixer:
-    def __init__(self, source_ids: list[str], max_skew_ms: int = 500) -> None:
+    def __init__(
+        self,
+        source_ids: list[str],
+        max_skew_ms: int = 500,
+        cancellers: Mapping[str, EchoCanceller] | None = None,
+    ) -> None:
         if not source_ids:
             raise ValueError("Mixer needs at least one source")
+        self._cancellers = dict(cancellers or {})
+        if not set(source_ids) - set(self._cancellers):  # no system audio to take out
+            self._cancellers.clear()
+        self.problems: list[str] = []  # why a canceller was dropped (the capture reports them)
         self._fifos: dict[str, list[np.ndarray]] = {sid: [] for sid in source_ids}
         self._sizes: dict[str, int] = dict.fromkeys(source_ids, 0)
         self._max_skew = max_skew_ms * SAMPLE_RATE // 1000
@@ -111,14 +128,29 @@ class Mixer:
             return np.zeros(0, np.float32)
         if len(self._fifos) == 1:
             return self._take(next(iter(self._fifos)), n)
+        parts = {sid: self._take(sid, n) for sid in self._fifos}
+        if self._cancellers:
+            self._cancel_echo(parts)
         mixed = np.zeros(n, np.float32)
-        for sid in self._fifos:
-            mixed += self._take(sid, n)
+        for part in parts.values():
+            mixed += part
         if padding:
             self.restart_drift_watch()
         else:
             self._watch_drift(n)
         return np.clip(mixed, -1.0, 1.0)
+
+    def _cancel_echo(self, parts: dict[str, np.ndarray]) -> None:
+        far = np.zeros(next(iter(parts.values())).size, np.float32)  # what the loudspeakers play
+        for sid, part in parts.items():
+            if sid not in self._cancellers:
+                far += part
+        for sid, canceller in list(self._cancellers.items()):
+            try:
+                parts[sid] = canceller.process(parts[sid], far)
+            except Exception as exc:  # the microphone goes on with its echo rather than not at all
+                del self._cancellers[sid]
+                self.problems.append(f"echo cancellation stopped: {exc}")
 
     def _watch_drift(self, pulled: int) -> None:
         """After a pull: note how far ahead each source stays; at the end of a window with no

@@ -130,7 +130,8 @@ def build_app(
     controller = SessionController(sd=sd, model_loader=model_loader or guarded_loader(backend_guard))
     overlay = CaptionOverlay(settings.overlay)
     overlay.restore_geometry()
-    preview = LevelPreview(lambda chosen: Capture(chosen, sd=sd)) if sd is not None else None
+    meters = (lambda chosen: Capture(chosen, sd=sd, cancel_echo=False)) if sd is not None else None
+    preview = LevelPreview(meters) if meters is not None else None
     shortcuts = GlobalShortcuts(
         settings.shortcuts,
         shortcut_listener or start_pynput_hotkeys,

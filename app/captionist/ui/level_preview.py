@@ -2,7 +2,7 @@
 
 Usage::
 
-    preview = LevelPreview(lambda sources: Capture(sources, sd=sd))
+    preview = LevelPreview(lambda sources: Capture(sources, sd=sd, cancel_echo=False))
     preview.start(panel.selected())   # reopens for a new selection; errors are returned, not raised
     levels = preview.poll()           # GUI timer: drain the audio, return {source id: dBFS}
     preview.stop()                    # before a session opens the same devices
