@@ -64,8 +64,6 @@ class Mixer:
         if not source_ids:
             raise ValueError("Mixer needs at least one source")
         self._cancellers = dict(cancellers or {})
-        if not set(source_ids) - set(self._cancellers):  # no system audio to take out
-            self._cancellers.clear()
         self.problems: list[str] = []  # why a canceller was dropped (the capture reports them)
         self._fifos: dict[str, list[np.ndarray]] = {sid: [] for sid in source_ids}
         self._sizes: dict[str, int] = dict.fromkeys(source_ids, 0)

@@ -87,6 +87,10 @@ class SessionConfig:
     token_ms: int = field(kw_only=True)
     fallback_folder: Path | None = field(default=None, kw_only=True)  # if ``folder`` cannot be written
 
+    def transcript_meta(self) -> dict[str, Any]:
+        """What a transcript file says of the session: its model file and its sources."""
+        return {"model": self.model_path.name, "sources": [s.name for s in self.sources]}
+
 
 @dataclass(frozen=True)
 class SessionResult:
@@ -301,7 +305,7 @@ class SessionController(QObject):
         kwargs = {
             "token_ms": config.token_ms,
             "timestamps": config.timestamps,
-            "meta": {"model": config.model_path.name, "sources": [s.name for s in config.sources]},
+            "meta": config.transcript_meta(),
             "started": datetime.now(),  # a writer that takes over later keeps the session's name
         }
 

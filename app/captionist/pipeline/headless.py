@@ -356,7 +356,7 @@ def run_live(
             ctl.wait_idle()
             return 1
         final, failed = result.transcript, result.summary.error is not None
-        meta = {"model": model_path.name, "sources": [s.name for s in sources]}  # as the session's file
+        meta = config.transcript_meta()  # as the session's own file has it
         if output is not None and any(folder_key(d) == folder_key(output.parent) for d in dead):
             # not touched again: each new request to a disk that hangs can hold the exit too
             print(f"captionist: error: {output}: its disk is not answering", file=err, flush=True)
